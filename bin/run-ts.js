@@ -1,0 +1,11 @@
+#!/usr/bin/env node
+// Runs one TypeScript entry point (benchmarks, scripts) through tsx.
+require('tsx/cjs/api').register();
+const path = require('node:path');
+const entry = process.argv[2];
+if (!entry) {
+  console.error('usage: run-ts.js <file.ts> [args...]');
+  process.exit(2);
+}
+process.argv.splice(1, 1);
+require(path.resolve(entry));

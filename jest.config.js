@@ -1,0 +1,12 @@
+/** Jest: TypeScript through SWC (type checking is `npm run typecheck`), one shared Temporal dev server and database. */
+module.exports = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }] },
+  testMatch: ['<rootDir>/test/**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/test/fixtures/'],
+  modulePathIgnorePatterns: ['<rootDir>/test/fixtures/', '<rootDir>/data/', '<rootDir>/.test-data/'],
+  globalSetup: '<rootDir>/test/support/globalSetup.ts',
+  globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
+  testTimeout: 120_000,
+  forceExit: false,
+};

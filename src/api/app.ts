@@ -1,0 +1,52 @@
+/** The control-plane Koa app: middleware in order, then one router file per resource. */
+import Router from '@koa/router';
+import Koa from 'koa';
+import { ApiKeyRepository } from '../db/repositories/apiKeys';
+import type { ApiDeps } from './deps';
+import { requireApiKey } from './middleware/apiKeyAuth';
+import { errorMiddleware } from './middleware/errors';
+import { jsonBodyMiddleware } from './middleware/jsonBody';
+import { requestIdMiddleware } from './middleware/requestId';
+import { requireServiceToken } from './middleware/serviceTokenAuth';
+import { buildOpenApi, docsPage } from './openapi';
+import { RouteRegistry } from './routeKit';
+import { registerAuthRoutes } from './routes/auth';
+import { registerDeploymentRoutes } from './routes/deployments';
+import { registerInternalRoutes } from './routes/internal';
+import { registerRevisionRoutes } from './routes/revisions';
+import { registerTracingRoutes } from './routes/tracing';
+
+export function createApp(deps: ApiDeps): Koa {
+  const app = new Koa();
+  app.proxy = false;
+  const router = new Router();
+  const registry = new RouteRegistry({
+    apiKey: requireApiKey(new ApiKeyRepository(deps.db)),
+    service: requireServiceToken(deps.db),
+  });
+
+  router.get('/ok', (ctx) => {
+    ctx.body = { ok: true };
+  });
+  registerDeploymentRoutes(router, registry, deps);
+  registerRevisionRoutes(router, registry, deps);
+  registerAuthRoutes(router, registry, deps);
+  registerTracingRoutes(router, registry, deps);
+  registerInternalRoutes(router, registry, deps);
+
+  const openApi = buildOpenApi(registry);
+  router.get('/openapi.json', (ctx) => {
+    ctx.body = openApi;
+  });
+  router.get('/docs', (ctx) => {
+    ctx.type = 'text/html';
+    ctx.body = docsPage(openApi);
+  });
+
+  app.use(requestIdMiddleware());
+  app.use(errorMiddleware());
+  app.use(jsonBodyMiddleware());
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

@@ -1,0 +1,13 @@
+/** What the API's routes are built from. Built once by `graphx start` (or a test) and passed down. */
+import type { Client } from '@temporalio/client';
+import type { GraphxConfig } from '../config';
+import type { Db } from '../db/knex';
+import type { SecretBox } from '../security/secretBox';
+
+export interface ApiDeps {
+  config: GraphxConfig;
+  db: Db;
+  secretBox: SecretBox;
+  /** Temporal client; the API signals and queries workflows through it. */
+  temporal: Client;
+}

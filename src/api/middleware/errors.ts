@@ -1,0 +1,60 @@
+/**
+ * The one place that maps errors to HTTP. Domain errors become 4xx with a `detail`; anything else is a 500 with a
+ * request id, logged once here, never with a stack in the body.
+ */
+import type Koa from 'koa';
+import {
+  ConflictError,
+  ForbiddenError,
+  InputError,
+  NotFoundError,
+  PayloadTooLargeError,
+  UnauthorizedError,
+  ValidationError,
+} from '../../domain/errors';
+import { logger } from '../../logger';
+
+interface HttpErrorLike {
+  status?: number;
+  expose?: boolean;
+  message: string;
+}
+
+function toResponse(error: unknown): { status: number; detail: unknown } | null {
+  if (error instanceof ValidationError) return { status: 422, detail: error.issues };
+  if (error instanceof NotFoundError) return { status: 404, detail: error.message };
+  if (error instanceof ConflictError) return { status: 409, detail: error.message };
+  if (error instanceof InputError) return { status: 400, detail: error.message };
+  if (error instanceof UnauthorizedError) return { status: 401, detail: error.message };
+  if (error instanceof ForbiddenError) return { status: 403, detail: error.message };
+  if (error instanceof PayloadTooLargeError) return { status: 413, detail: error.message };
+  const httpError = error as HttpErrorLike;
+  // koa's ctx.throw(4xx) errors are deliberate and safe to show.
+  if (typeof httpError?.status === 'number' && httpError.status >= 400 && httpError.status < 500 && httpError.expose) {
+    return { status: httpError.status, detail: httpError.message };
+  }
+  return null;
+}
+
+export function errorMiddleware(): Koa.Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        ctx.status = 404;
+        ctx.body = { detail: 'Not Found' };
+      }
+    } catch (error) {
+      const mapped = toResponse(error);
+      if (mapped) {
+        ctx.status = mapped.status;
+        ctx.body = { detail: mapped.detail };
+        if (mapped.status === 401) ctx.set('WWW-Authenticate', 'X-Api-Key');
+        return;
+      }
+      logger.error({ err: error, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'unhandled error');
+      ctx.status = 500;
+      ctx.body = { detail: 'Internal server error' };
+    }
+  };
+}

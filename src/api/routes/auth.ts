@@ -1,0 +1,6 @@
+import type Router from '@koa/router';
+import type { ApiDeps } from '../deps';
+import type { RouteRegistry } from '../routeKit';
+
+/** Placeholder: routes of this resource are added by its issue. */
+export function registerAuthRoutes(_router: Router, _registry: RouteRegistry, _deps: ApiDeps): void {}

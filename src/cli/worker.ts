@@ -1,0 +1,30 @@
+/** `graphx worker`: one worker alone, against an external PostgreSQL and Temporal. */
+import { loadConfig, ConfigError } from '../config';
+import { createDb } from '../db/knex';
+import { logger } from '../logger';
+import { loadSecretKey, SecretBox } from '../security/secretBox';
+import { LocalTarget } from '../targets/local';
+import { startWorker } from '../worker';
+
+export async function runWorkerCommand(): Promise<void> {
+  const config = loadConfig();
+  if (!config.databaseUrl) throw new ConfigError('DATABASE_URL must be set for `graphx worker` (it does not start PostgreSQL).');
+  if (!config.temporalAddress) throw new ConfigError('TEMPORAL_ADDRESS must be set for `graphx worker` (it does not start Temporal).');
+  const db = createDb(config.databaseUrl);
+  const secretBox = new SecretBox(loadSecretKey(config.secretKey, config.dataDir));
+  const target = new LocalTarget({ config, db, secretBox });
+  const worker = await startWorker({
+    temporalAddress: config.temporalAddress,
+    namespace: config.temporalNamespace,
+    deps: { config, db, secretBox, target },
+  });
+  logger.info({ temporal: config.temporalAddress }, 'worker running');
+  const shutdown = async () => {
+    await worker.shutdown();
+    await target.stopAll();
+    await db.destroy();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown());
+  process.on('SIGTERM', () => void shutdown());
+}

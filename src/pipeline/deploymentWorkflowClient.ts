@@ -1,0 +1,93 @@
+/** How the control plane talks to the deployment and revision workflows: starts, signals, queries. */
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import {
+  CONTROL_TASK_QUEUE,
+  deleteDeploymentSignal,
+  deploymentWorkflowId,
+  enqueueRevisionSignal,
+  interruptSignal,
+  retrySignal,
+  revisionWorkflowId,
+  statusQuery,
+  type EnqueueRevisionInput,
+  type RevisionStatusView,
+} from '../../workflows/messages';
+
+export const searchAttributeKeys = {
+  tenantId: defineSearchAttributeKey('GraphxTenantId', SearchAttributeType.KEYWORD),
+  deploymentId: defineSearchAttributeKey('GraphxDeploymentId', SearchAttributeType.KEYWORD),
+  deploymentName: defineSearchAttributeKey('GraphxDeploymentName', SearchAttributeType.KEYWORD),
+  revisionId: defineSearchAttributeKey('GraphxRevisionId', SearchAttributeType.KEYWORD),
+  revisionStatus: defineSearchAttributeKey('GraphxRevisionStatus', SearchAttributeType.KEYWORD),
+};
+
+export type OutboxMessage =
+  | {
+      kind: 'enqueue_revision';
+      deploymentId: string;
+      payload: EnqueueRevisionInput & { tenantId: string; deploymentName: string };
+    }
+  | { kind: 'delete_deployment'; deploymentId: string; payload: { tenantId: string; deploymentName: string } };
+
+/** Signal-with-start on `deployment/<id>`: starts the entity workflow if it is not running, then signals it. */
+export async function signalDeploymentWorkflow(temporal: Client, message: OutboxMessage): Promise<void> {
+  const { tenantId, deploymentName } = message.payload;
+  const common = {
+    taskQueue: CONTROL_TASK_QUEUE,
+    workflowId: deploymentWorkflowId(message.deploymentId),
+    args: [{ deploymentId: message.deploymentId, tenantId, deploymentName }] as const,
+    staticSummary: `deployment ${deploymentName}`,
+    typedSearchAttributes: [
+      { key: searchAttributeKeys.tenantId, value: tenantId },
+      { key: searchAttributeKeys.deploymentId, value: message.deploymentId },
+      { key: searchAttributeKeys.deploymentName, value: deploymentName },
+    ],
+  };
+  if (message.kind === 'enqueue_revision') {
+    const { revisionId, revisionNumber, repoRef } = message.payload;
+    await temporal.workflow.signalWithStart('deploymentWorkflow', {
+      ...common,
+      args: [...common.args],
+      signal: enqueueRevisionSignal,
+      signalArgs: [{ revisionId, revisionNumber, repoRef }],
+    });
+  } else {
+    await temporal.workflow.signalWithStart('deploymentWorkflow', {
+      ...common,
+      args: [...common.args],
+      signal: deleteDeploymentSignal,
+      signalArgs: [],
+    });
+  }
+}
+
+/** Live status of a revision from its workflow; null when there is no workflow or no worker answers in time. */
+export async function queryRevisionStatus(temporal: Client, revisionId: string): Promise<RevisionStatusView | null> {
+  try {
+    const handle = temporal.workflow.getHandle(revisionWorkflowId(revisionId));
+    return await withTimeout(handle.query(statusQuery), 2000);
+  } catch {
+    return null;
+  }
+}
+
+export async function signalRevision(temporal: Client, revisionId: string, signal: 'retry' | 'interrupt'): Promise<boolean> {
+  try {
+    await temporal.workflow.getHandle(revisionWorkflowId(revisionId)).signal(signal === 'retry' ? retrySignal : interruptSignal);
+    return true;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return false;
+    throw error;
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('timeout')), ms);
+    promise.then(
+      (value) => (clearTimeout(timer), resolve(value)),
+      (error) => (clearTimeout(timer), reject(error)),
+    );
+  });
+}

@@ -1,0 +1,56 @@
+/**
+ * The Temporal worker: workflows and light activities on graphx-control, clone and build on graphx-build (low
+ * concurrency: a build takes a whole core).
+ */
+import path from 'node:path';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createActivities, type ActivityDeps } from '../../activities';
+import { BUILD_TASK_QUEUE, CONTROL_TASK_QUEUE } from '../../workflows/messages';
+
+export interface WorkerHandle {
+  /** Resolves when both workers have stopped. */
+  shutdown: () => Promise<void>;
+}
+
+export interface StartWorkerOptions {
+  temporalAddress: string;
+  namespace: string;
+  deps: ActivityDeps;
+  /** A pre-built workflow bundle (tests share one); else workflows are bundled from source. */
+  workflowBundlePath?: string;
+  buildConcurrency?: number;
+}
+
+export const WORKFLOWS_PATH = path.resolve(__dirname, '..', '..', 'workflows', 'index.ts');
+
+export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
+  const connection = await NativeConnection.connect({ address: options.temporalAddress });
+  const activities = createActivities(options.deps);
+  const workflowSource: Partial<WorkerOptions> = options.workflowBundlePath
+    ? { workflowBundle: { codePath: options.workflowBundlePath } }
+    : { workflowsPath: WORKFLOWS_PATH };
+  const { cloneRepository, buildApplication, ...controlActivities } = activities;
+  const control = await Worker.create({
+    connection,
+    namespace: options.namespace,
+    taskQueue: CONTROL_TASK_QUEUE,
+    ...workflowSource,
+    activities: controlActivities,
+  });
+  const build = await Worker.create({
+    connection,
+    namespace: options.namespace,
+    taskQueue: BUILD_TASK_QUEUE,
+    activities: { cloneRepository, buildApplication },
+    maxConcurrentActivityTaskExecutions: options.buildConcurrency ?? 2,
+  });
+  const running = Promise.all([control.run(), build.run()]);
+  return {
+    shutdown: async () => {
+      control.shutdown();
+      build.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}

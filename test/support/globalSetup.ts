@@ -1,0 +1,45 @@
+/**
+ * One real Temporal dev server (in memory, on a free port) and one fresh PostgreSQL database per test run, plus one
+ * workflow bundle every test worker shares. Their addresses reach the tests through the environment.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { Client as PgClient } from 'pg';
+import { createDb, migrateToLatest } from '../../src/db/knex';
+import { findFreePort } from '../../src/net/ports';
+import { startTemporalDevServer } from '../../src/temporal/devServer';
+import { WORKFLOWS_PATH } from '../../src/worker';
+
+const ADMIN_URL = process.env.GRAPHX_TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export default async function globalSetup(): Promise<void> {
+  const runId = `${Date.now().toString(36)}${process.pid}`;
+  const runDir = path.resolve(__dirname, '..', '..', '.test-data', runId);
+  fs.mkdirSync(runDir, { recursive: true });
+
+  const databaseName = `graphx_test_${runId}`;
+  const admin = new PgClient({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${databaseName}"`);
+  await admin.end();
+  const databaseUrl = ADMIN_URL.replace(/\/[^/]*$/, `/${databaseName}`);
+  const db = createDb(databaseUrl);
+  await migrateToLatest(db);
+  await db.destroy();
+
+  const [temporal, bundle] = await Promise.all([
+    startTemporalDevServer({ dbFile: null, port: await findFreePort(), uiPort: null, namespace: 'default', logFile: path.join(runDir, 'temporal.log') }),
+    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH }),
+  ]);
+  const bundlePath = path.join(runDir, 'workflow-bundle.js');
+  fs.writeFileSync(bundlePath, bundle.code);
+
+  process.env.GRAPHX_TEST_RUN_DIR = runDir;
+  process.env.GRAPHX_TEST_DATABASE_URL = databaseUrl;
+  process.env.GRAPHX_TEST_DATABASE_NAME = databaseName;
+  process.env.GRAPHX_TEST_PG_ADMIN_URL = ADMIN_URL;
+  process.env.GRAPHX_TEST_TEMPORAL_ADDRESS = temporal.address;
+  process.env.GRAPHX_TEST_WORKFLOW_BUNDLE = bundlePath;
+  (globalThis as Record<string, unknown>).__graphxTemporal = temporal;
+}

@@ -1,0 +1,3 @@
+/** Every workflow the worker registers. */
+export { deploymentWorkflow } from './deploymentWorkflow';
+export { revisionWorkflow } from './revisionWorkflow';
