@@ -42,5 +42,5 @@ export interface PipelineActivities {
   /** Starts the revision's instances, waits for /ok, switches the gateway, drains and stops the old ones. */
   rolloutRevision(input: RevisionRef): Promise<RolloutResult>;
   /** Stops every instance, drops the database and role, marks the deployment deleted. */
-  teardownDeployment(input: { deploymentId: string }): Promise<void>;
+  teardownDeployment(input: { deploymentId: string; deleteTracingProject?: boolean }): Promise<void>;
 }

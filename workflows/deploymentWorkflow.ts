@@ -22,6 +22,7 @@ import {
   deleteDeploymentSignal,
   deploymentStateQuery,
   enqueueRevisionSignal,
+  interruptQueuedRevisionSignal,
   interruptSignal,
   revisionWorkflowId,
   supersedeSignal,
@@ -67,8 +68,17 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
     if (state.seenRevisionIds.length > SEEN_LIMIT) state.seenRevisionIds.splice(0, state.seenRevisionIds.length - SEEN_LIMIT);
     arrivals.push(revision);
   });
-  setHandler(deleteDeploymentSignal, () => {
+  setHandler(deleteDeploymentSignal, (request) => {
     state.deleteRequested = true;
+    state.deleteTracingProject = Boolean(request?.deleteTracingProject);
+  });
+  const interruptedWhileQueued: string[] = [];
+  setHandler(interruptQueuedRevisionSignal, ({ revisionId }) => {
+    const queuedIndex = state.queuedRevisionIds.indexOf(revisionId);
+    if (queuedIndex >= 0) state.queuedRevisionIds.splice(queuedIndex, 1);
+    const arrivalIndex = arrivals.findIndex((revision) => revision.revisionId === revisionId);
+    if (arrivalIndex >= 0) arrivals.splice(arrivalIndex, 1);
+    if (queuedIndex >= 0 || arrivalIndex >= 0) interruptedWhileQueued.push(revisionId);
   });
   setHandler(deploymentStateQuery, () => ({ ...state, revisionStatuses: { ...revisionStatuses } }));
 
@@ -125,6 +135,7 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
     await condition(
       () =>
         arrivals.length > 0 ||
+        interruptedWhileQueued.length > 0 ||
         childOutcome !== null ||
         state.deleteRequested ||
         (state.runningRevisionId === null && state.queuedRevisionIds.length > 0) ||
@@ -137,6 +148,13 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
         details.set(revision.revisionId, revision);
         state.queuedRevisionIds.push(revision.revisionId);
         await setRevisionStatus(revision.revisionId, 'QUEUED');
+      }
+      continue;
+    }
+
+    if (interruptedWhileQueued.length > 0) {
+      for (const revisionId of interruptedWhileQueued.splice(0)) {
+        await setRevisionStatus(revisionId, 'INTERRUPTED', 'Interrupted by a user before it started.');
       }
       continue;
     }
@@ -161,7 +179,7 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
         await setRevisionStatus(revisionId, 'SKIPPED', 'The deployment was deleted.');
       }
       await recordDeploymentStatus({ deploymentId: input.deploymentId, status: 'AWAITING_DELETE' });
-      await teardownDeployment({ deploymentId: input.deploymentId });
+      await teardownDeployment({ deploymentId: input.deploymentId, deleteTracingProject: Boolean(state.deleteTracingProject) });
       return;
     }
 

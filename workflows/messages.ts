@@ -58,6 +58,7 @@ export interface DeploymentWorkflowState {
   runningRevisionId: string | null;
   activeRevisionId: string | null;
   deleteRequested: boolean;
+  deleteTracingProject?: boolean;
 }
 
 export interface EnqueueRevisionInput {
@@ -74,6 +75,11 @@ export interface RevisionWorkflowInput {
   tenantId: string;
   deploymentName: string;
   repoRef: string | null;
+}
+
+export interface DeleteDeploymentInput {
+  /** `?delete_tracing_project=true`: the tracing project goes too. */
+  deleteTracingProject: boolean;
 }
 
 /** What the `status` query of a revision workflow answers. */
@@ -93,7 +99,9 @@ export interface DeploymentStateView extends DeploymentWorkflowState {
 /** Sent by the outbox relay: a new revision to build. Idempotent per revisionId. */
 export const enqueueRevisionSignal = defineSignal<[EnqueueRevisionInput]>('enqueueRevision');
 /** Sent by the outbox relay: stop everything, drop the database, end. */
-export const deleteDeploymentSignal = defineSignal<[]>('deleteDeployment');
+export const deleteDeploymentSignal = defineSignal<[DeleteDeploymentInput]>('deleteDeployment');
+/** Interrupts a revision that is still waiting in the queue (it has no workflow of its own yet). */
+export const interruptQueuedRevisionSignal = defineSignal<[{ revisionId: string }]>('interruptQueuedRevision');
 export const deploymentStateQuery = defineQuery<DeploymentStateView>('deploymentState');
 
 /** Operator signals of a revision workflow (Temporal UI / CLI, or the API's retry and interrupt). */

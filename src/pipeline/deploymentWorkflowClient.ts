@@ -28,7 +28,11 @@ export type OutboxMessage =
       deploymentId: string;
       payload: EnqueueRevisionInput & { tenantId: string; deploymentName: string };
     }
-  | { kind: 'delete_deployment'; deploymentId: string; payload: { tenantId: string; deploymentName: string } };
+  | {
+      kind: 'delete_deployment';
+      deploymentId: string;
+      payload: { tenantId: string; deploymentName: string; deleteTracingProject: boolean };
+    };
 
 /** Signal-with-start on `deployment/<id>`: starts the entity workflow if it is not running, then signals it. */
 export async function signalDeploymentWorkflow(temporal: Client, message: OutboxMessage): Promise<void> {
@@ -57,7 +61,7 @@ export async function signalDeploymentWorkflow(temporal: Client, message: Outbox
       ...common,
       args: [...common.args],
       signal: deleteDeploymentSignal,
-      signalArgs: [],
+      signalArgs: [{ deleteTracingProject: message.payload.deleteTracingProject }],
     });
   }
 }

@@ -1,6 +1,119 @@
+/** Revisions of a deployment: list, read, interrupt, retry, logs; and the app's own logs (CONTRACT §2.3). */
 import type Router from '@koa/router';
+import Joi from 'joi';
+import { RevisionService } from '../../deployments/revisionService';
+import { DeploymentService } from '../../deployments/service';
+import { deploymentIdParams, listRevisionsQuery, logsQuery, revisionParams } from '../../deployments/schemas';
 import type { ApiDeps } from '../deps';
+import { tenantOf } from '../middleware/apiKeyAuth';
 import type { RouteRegistry } from '../routeKit';
 
-/** Placeholder: routes of this resource are added by its issue. */
-export function registerRevisionRoutes(_router: Router, _registry: RouteRegistry, _deps: ApiDeps): void {}
+const detail = Joi.object({ detail: Joi.string() });
+type RevisionPath = { deploymentId: string; revisionId: string };
+type LogsQuery = { order: 'asc' | 'desc'; limit: number; offset: number };
+
+export function registerRevisionRoutes(router: Router, registry: RouteRegistry, deps: ApiDeps): void {
+  const service = new RevisionService(deps, new DeploymentService(deps));
+  const tags = ['revisions'];
+
+  registry.add<{ deploymentId: string }, { limit: number; offset: number; status?: string }, unknown>(
+    router,
+    {
+      method: 'get',
+      path: '/v2/deployments/:deploymentId/revisions',
+      summary: 'List revisions, newest first',
+      tags,
+      params: deploymentIdParams,
+      query: listRevisionsQuery,
+      responses: { 200: { description: 'Page of revisions' }, 404: { description: 'Not found', schema: detail } },
+    },
+    async (ctx, { params, query }) => {
+      ctx.body = await service.list(tenantOf(ctx).tenantId, params.deploymentId, {
+        statuses: query.status?.split(','),
+        limit: query.limit,
+        offset: query.offset,
+      });
+    },
+  );
+
+  registry.add<RevisionPath, unknown, unknown>(
+    router,
+    {
+      method: 'get',
+      path: '/v2/deployments/:deploymentId/revisions/:revisionId',
+      summary: 'Get a revision (poll its status until DEPLOYED)',
+      tags,
+      params: revisionParams,
+      responses: { 200: { description: 'Revision' }, 404: { description: 'Not found', schema: detail } },
+    },
+    async (ctx, { params }) => {
+      ctx.body = await service.get(tenantOf(ctx).tenantId, params.deploymentId, params.revisionId);
+    },
+  );
+
+  registry.add<RevisionPath, unknown, unknown>(
+    router,
+    {
+      method: 'post',
+      path: '/v2/deployments/:deploymentId/revisions/:revisionId/interrupt',
+      summary: 'Interrupt a revision in progress',
+      tags,
+      params: revisionParams,
+      responses: { 202: { description: 'Interrupt sent' }, 404: { description: 'Not found', schema: detail }, 409: { description: 'Not in progress', schema: detail } },
+    },
+    async (ctx, { params }) => {
+      await service.interrupt(tenantOf(ctx).tenantId, params.deploymentId, params.revisionId);
+      ctx.status = 202;
+      ctx.body = { detail: `Interrupt sent to revision ${params.revisionId}.` };
+    },
+  );
+
+  registry.add<RevisionPath, unknown, unknown>(
+    router,
+    {
+      method: 'post',
+      path: '/v2/deployments/:deploymentId/revisions/:revisionId/retry',
+      summary: 'Retry a failed revision from the step that failed',
+      tags,
+      params: revisionParams,
+      responses: { 202: { description: 'Retry sent' }, 404: { description: 'Not found', schema: detail }, 409: { description: 'Not failed', schema: detail } },
+    },
+    async (ctx, { params }) => {
+      await service.retry(tenantOf(ctx).tenantId, params.deploymentId, params.revisionId);
+      ctx.status = 202;
+      ctx.body = { detail: `Retry sent to revision ${params.revisionId}.` };
+    },
+  );
+
+  registry.add<RevisionPath, LogsQuery, unknown>(
+    router,
+    {
+      method: 'get',
+      path: '/v2/deployments/:deploymentId/revisions/:revisionId/logs',
+      summary: 'Build and rollout log lines of a revision',
+      tags,
+      params: revisionParams,
+      query: logsQuery,
+      responses: { 200: { description: 'Log lines' }, 404: { description: 'Not found', schema: detail } },
+    },
+    async (ctx, { params, query }) => {
+      ctx.body = await service.logs(tenantOf(ctx).tenantId, params.deploymentId, params.revisionId, query);
+    },
+  );
+
+  registry.add<{ deploymentId: string }, LogsQuery, unknown>(
+    router,
+    {
+      method: 'get',
+      path: '/v2/deployments/:deploymentId/logs',
+      summary: "The deployed app's own output",
+      tags,
+      params: deploymentIdParams,
+      query: logsQuery,
+      responses: { 200: { description: 'Log lines' }, 404: { description: 'Not found', schema: detail } },
+    },
+    async (ctx, { params, query }) => {
+      ctx.body = await service.appLogs(tenantOf(ctx).tenantId, params.deploymentId, query);
+    },
+  );
+}

@@ -1,0 +1,116 @@
+/** Deployments: rows ↔ objects, tenant-scoped reads, guarded state changes. */
+import type { DbOrTx } from '../knex';
+import { ConflictError } from '../../domain/errors';
+import type { DeploymentStatus } from '../../../workflows/messages';
+import type { SourceConfig } from '../../deployments/schemas';
+
+export interface DeploymentRecord {
+  id: string;
+  tenantId: string;
+  name: string;
+  source: string;
+  sourceConfig: SourceConfig;
+  status: DeploymentStatus;
+  latestRevisionId: string | null;
+  activeRevisionId: string | null;
+  url: string | null;
+  imageVersion: string | null;
+  tracingProjectId: string | null;
+  databaseName: string | null;
+  lastRunAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+  deletedAt: Date | null;
+}
+
+export function toDeployment(row: Record<string, any>): DeploymentRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    name: row.name,
+    source: row.source,
+    sourceConfig: row.source_config,
+    status: row.status,
+    latestRevisionId: row.latest_revision_id,
+    activeRevisionId: row.active_revision_id,
+    url: row.url,
+    imageVersion: row.image_version,
+    tracingProjectId: row.tracing_project_id,
+    databaseName: row.database_name,
+    lastRunAt: row.last_run_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    deletedAt: row.deleted_at,
+  };
+}
+
+export interface NewDeployment {
+  id: string;
+  tenantId: string;
+  name: string;
+  source: string;
+  sourceConfig: SourceConfig;
+  imageVersion: string | null;
+  tracingProjectId: string;
+}
+
+export class DeploymentRepository {
+  constructor(private readonly db: DbOrTx) {}
+
+  async insert(deployment: NewDeployment): Promise<void> {
+    await this.db('deployments').insert({
+      id: deployment.id,
+      tenant_id: deployment.tenantId,
+      name: deployment.name,
+      source: deployment.source,
+      source_config: JSON.stringify(deployment.sourceConfig),
+      status: 'AWAITING_DATABASE',
+      image_version: deployment.imageVersion,
+      tracing_project_id: deployment.tracingProjectId,
+    });
+  }
+
+  /** A live (not deleted) deployment of the tenant, or null: another tenant's id reads as missing. */
+  async find(tenantId: string, id: string, options: { forUpdate?: boolean } = {}): Promise<DeploymentRecord | null> {
+    const query = this.db('deployments').where({ id, tenant_id: tenantId }).whereNull('deleted_at').first();
+    if (options.forUpdate) query.forUpdate();
+    const row = await query;
+    return row ? toDeployment(row) : null;
+  }
+
+  async existsByName(tenantId: string, name: string): Promise<boolean> {
+    return Boolean(await this.db('deployments').where({ tenant_id: tenantId, name }).whereNull('deleted_at').first('id'));
+  }
+
+  async list(
+    tenantId: string,
+    filters: { nameContains?: string; status?: string; limit: number; offset: number },
+  ): Promise<DeploymentRecord[]> {
+    const query = this.db('deployments').where({ tenant_id: tenantId }).whereNull('deleted_at');
+    if (filters.nameContains) query.where('name', 'like', `%${filters.nameContains.replace(/[\\%_]/g, '\\$&')}%`);
+    if (filters.status) query.where({ status: filters.status });
+    const rows = await query.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }]).limit(filters.limit).offset(filters.offset);
+    return rows.map(toDeployment);
+  }
+
+  async update(
+    id: string,
+    changes: Partial<{ sourceConfig: SourceConfig; latestRevisionId: string; imageVersion: string | null }>,
+  ): Promise<void> {
+    const row: Record<string, unknown> = { updated_at: this.db.fn.now() };
+    if (changes.sourceConfig) row.source_config = JSON.stringify(changes.sourceConfig);
+    if (changes.latestRevisionId) row.latest_revision_id = changes.latestRevisionId;
+    if (changes.imageVersion !== undefined) row.image_version = changes.imageVersion;
+    await this.db('deployments').where({ id }).update(row);
+  }
+
+  /** Moves a live deployment to AWAITING_DELETE; a second delete of the same deployment is a conflict. */
+  async markAwaitingDelete(id: string): Promise<void> {
+    const updated = await this.db('deployments')
+      .where({ id })
+      .whereNull('deleted_at')
+      .whereNot({ status: 'AWAITING_DELETE' })
+      .update({ status: 'AWAITING_DELETE', updated_at: this.db.fn.now() });
+    if (updated === 0) throw new ConflictError(`Deployment ID ${id} is already being deleted.`);
+  }
+}

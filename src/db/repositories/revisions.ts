@@ -1,0 +1,118 @@
+/** Revisions and their log lines. */
+import type { DbOrTx } from '../knex';
+import type { PipelineStep, RevisionStatus } from '../../../workflows/messages';
+import type { SourceConfig, SourceRevisionConfig } from '../../deployments/schemas';
+
+export interface RevisionRecord {
+  id: string;
+  deploymentId: string;
+  tenantId: string;
+  number: number;
+  status: RevisionStatus;
+  statusMessage: string | null;
+  failedStep: PipelineStep | null;
+  source: string;
+  sourceConfig: SourceConfig;
+  sourceRevisionConfig: SourceRevisionConfig;
+  secretsEncrypted: string;
+  repoCommitSha: string | null;
+  redeployedFromRevisionId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export function toRevision(row: Record<string, any>): RevisionRecord {
+  return {
+    id: row.id,
+    deploymentId: row.deployment_id,
+    tenantId: row.tenant_id,
+    number: row.number,
+    status: row.status,
+    statusMessage: row.status_message,
+    failedStep: row.failed_step,
+    source: row.source,
+    sourceConfig: row.source_config,
+    sourceRevisionConfig: row.source_revision_config,
+    secretsEncrypted: row.secrets_encrypted,
+    repoCommitSha: row.repo_commit_sha,
+    redeployedFromRevisionId: row.redeployed_from_revision_id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export interface NewRevision {
+  id: string;
+  deploymentId: string;
+  tenantId: string;
+  source: string;
+  sourceConfig: SourceConfig;
+  sourceRevisionConfig: SourceRevisionConfig;
+  secretsEncrypted: string;
+  redeployedFromRevisionId?: string | null;
+}
+
+export interface LogLine {
+  id: string;
+  timestamp: string;
+  level: string;
+  message: string;
+}
+
+export class RevisionRepository {
+  constructor(private readonly db: DbOrTx) {}
+
+  /** Inserts with the next number of the deployment (the caller holds the deployment row lock). */
+  async insert(revision: NewRevision): Promise<RevisionRecord> {
+    const next = await this.db('revisions').where({ deployment_id: revision.deploymentId }).max<{ max: number | null }[]>('number as max');
+    const [row] = await this.db('revisions')
+      .insert({
+        id: revision.id,
+        deployment_id: revision.deploymentId,
+        tenant_id: revision.tenantId,
+        number: (next[0]?.max ?? 0) + 1,
+        status: 'CREATING',
+        source: revision.source,
+        source_config: JSON.stringify(revision.sourceConfig),
+        source_revision_config: JSON.stringify(revision.sourceRevisionConfig),
+        secrets_encrypted: revision.secretsEncrypted,
+        redeployed_from_revision_id: revision.redeployedFromRevisionId ?? null,
+      })
+      .returning('*');
+    return toRevision(row);
+  }
+
+  async find(deploymentId: string, id: string): Promise<RevisionRecord | null> {
+    const row = await this.db('revisions').where({ id, deployment_id: deploymentId }).first();
+    return row ? toRevision(row) : null;
+  }
+
+  async list(deploymentId: string, filters: { statuses?: string[]; limit: number; offset: number }): Promise<RevisionRecord[]> {
+    const query = this.db('revisions').where({ deployment_id: deploymentId });
+    if (filters.statuses?.length) query.whereIn('status', filters.statuses);
+    const rows = await query.orderBy('number', 'desc').limit(filters.limit).offset(filters.offset);
+    return rows.map(toRevision);
+  }
+
+  async logs(revisionId: string, options: { order: 'asc' | 'desc'; limit: number; offset: number }): Promise<LogLine[]> {
+    const rows = await this.db('revision_logs')
+      .where({ revision_id: revisionId })
+      .orderBy('id', options.order)
+      .limit(options.limit)
+      .offset(options.offset);
+    return rows.map(toLogLine);
+  }
+
+  async appLogs(deploymentId: string, options: { order: 'asc' | 'desc'; limit: number; offset: number }): Promise<LogLine[]> {
+    const rows = await this.db('app_logs')
+      .where({ deployment_id: deploymentId })
+      .orderBy('id', options.order)
+      .limit(options.limit)
+      .offset(options.offset);
+    return rows.map(toLogLine);
+  }
+}
+
+function toLogLine(row: Record<string, any>): LogLine {
+  return { id: String(row.id), timestamp: new Date(row.timestamp).toISOString(), level: row.level, message: row.message };
+}

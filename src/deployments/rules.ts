@@ -1,0 +1,106 @@
+/**
+ * The rules of CONTRACT §2.2 that a schema cannot express: which sources this mode accepts, repository URLs, reserved
+ * secret names, immutable fields. Each failure is an InputError (400) with a sentence the user can act on.
+ */
+import type { GraphxConfig } from '../config';
+import { InputError } from '../domain/errors';
+import { MASKED_SECRET, type DeploymentSource, type Secret, type SourceConfig, type SourceRevisionConfig } from './schemas';
+
+const SOURCES_BY_MODE: Record<GraphxConfig['deploymentMode'], DeploymentSource[]> = {
+  cloud: ['codehost', 'internal_docker'],
+  self_hosted: ['external_docker'],
+};
+
+const RESERVED_SECRET_NAMES = new Set(['PORT', 'DATABASE_URI', 'DATABASE_URL', 'PATH', 'HOME', 'NODE_OPTIONS']);
+
+export function assertSourceAllowed(config: GraphxConfig, source: DeploymentSource): void {
+  const allowed = SOURCES_BY_MODE[config.deploymentMode];
+  if (!allowed.includes(source)) {
+    throw new InputError(
+      `Source '${source}' is not available in ${config.deploymentMode} mode (GRAPHX_DEPLOYMENT_MODE); use one of: ${allowed.join(', ')}.`,
+    );
+  }
+}
+
+/** Accepts https://… always; file://, http://127.0.0.1… and http://localhost… only with GRAPHX_ALLOW_FILE_REPOS=1. */
+export function assertRepoUrlAllowed(config: GraphxConfig, repoUrl: string): void {
+  let url: URL;
+  try {
+    url = new URL(repoUrl);
+  } catch {
+    throw new InputError(`source_config.repo_url '${repoUrl}' is not a URL.`);
+  }
+  if (url.username || url.password) {
+    throw new InputError('source_config.repo_url must not embed credentials; use source_config.integration_id for private repositories.');
+  }
+  if (url.protocol === 'https:') return;
+  const local = url.protocol === 'file:' || (url.protocol === 'http:' && ['127.0.0.1', 'localhost'].includes(url.hostname));
+  if (local && config.allowFileRepos) return;
+  throw new InputError(
+    local
+      ? `source_config.repo_url '${repoUrl}' is a local repository, allowed only with GRAPHX_ALLOW_FILE_REPOS=1.`
+      : `source_config.repo_url must be an https:// URL, got '${repoUrl}'.`,
+  );
+}
+
+export function assertSecretsAllowed(secrets: Secret[]): void {
+  const seen = new Set<string>();
+  for (const secret of secrets) {
+    if (RESERVED_SECRET_NAMES.has(secret.name) || secret.name.startsWith('GRAPHX_')) {
+      throw new InputError(`Secret name '${secret.name}' is reserved; choose another name.`);
+    }
+    if (seen.has(secret.name)) throw new InputError(`Secret '${secret.name}' is given more than once.`);
+    seen.add(secret.name);
+  }
+}
+
+/** Per-source requirements of a create request; returns the source_revision_config with defaults filled in. */
+export function checkSourceConfiguration(
+  config: GraphxConfig,
+  source: DeploymentSource,
+  sourceConfig: SourceConfig,
+  revisionConfig: SourceRevisionConfig,
+): SourceRevisionConfig {
+  if (source === 'codehost') {
+    if (!sourceConfig.repo_url) throw new InputError("source_config.repo_url is required for a 'codehost' deployment.");
+    assertRepoUrlAllowed(config, sourceConfig.repo_url);
+    if (revisionConfig.image_uri) throw new InputError("source_revision_config.image_uri must be null for a 'codehost' deployment.");
+    return {
+      repo_ref: revisionConfig.repo_ref ?? 'main',
+      graphx_config_path: revisionConfig.graphx_config_path ?? 'graphx.json',
+      image_uri: null,
+    };
+  }
+  if (!revisionConfig.image_uri) throw new InputError(`source_revision_config.image_uri is required for a '${source}' deployment.`);
+  if (sourceConfig.repo_url || sourceConfig.integration_id) {
+    throw new InputError(`source_config.repo_url and integration_id are only for 'codehost' deployments, not '${source}'.`);
+  }
+  return { repo_ref: null, graphx_config_path: null, image_uri: revisionConfig.image_uri };
+}
+
+const IMMUTABLE_SOURCE_CONFIG: Array<[string, (c: SourceConfig) => unknown]> = [
+  ['source_config.repo_url', (c) => c.repo_url],
+  ['source_config.integration_id', (c) => c.integration_id],
+  ['source_config.listener_id', (c) => c.listener_id],
+  ['source_config.listener_config.k8s_namespace', (c) => c.listener_config?.k8s_namespace],
+];
+
+/** A PATCH may repeat an immutable value but not change it. */
+export function assertImmutableUnchanged(current: SourceConfig, patch: SourceConfig): void {
+  for (const [field, read] of IMMUTABLE_SOURCE_CONFIG) {
+    const next = read(patch);
+    if (next !== undefined && next !== null && next !== (read(current) ?? null)) {
+      throw new InputError(`Field '${field}' cannot be changed after creation.`);
+    }
+  }
+}
+
+/** Replaces the secrets; a value of `********` keeps the stored value of that name. */
+export function mergeSecrets(stored: Secret[], incoming: Secret[]): Secret[] {
+  return incoming.map((secret) => {
+    if (secret.value !== MASKED_SECRET) return secret;
+    const kept = stored.find((candidate) => candidate.name === secret.name);
+    if (!kept) throw new InputError(`Secret '${secret.name}' has no stored value to keep; send its value.`);
+    return kept;
+  });
+}

@@ -1,0 +1,185 @@
+/** Joi schemas of the deployment and revision endpoints (CONTRACT §2.2, §2.3); they also feed /openapi.json. */
+import Joi from 'joi';
+import { DEPLOYMENT_STATUSES, REVISION_STATUSES } from '../../workflows/messages';
+
+export const DEPLOYMENT_NAME_PATTERN = /^[a-z][a-z0-9-]{0,62}$/;
+export const SOURCES = ['codehost', 'external_docker', 'internal_docker'] as const;
+export type DeploymentSource = (typeof SOURCES)[number];
+export const MASKED_SECRET = '********';
+
+const stringMap = Joi.object().pattern(Joi.string(), Joi.string());
+const cpu = Joi.number().greater(0).max(64).allow(null);
+const memory = Joi.number().integer().min(1).max(1_048_576).allow(null);
+const scale = Joi.number().integer().min(0).max(100).allow(null);
+const container = Joi.object({
+  name: Joi.string().max(253).required(),
+  image: Joi.string().max(2000).allow(null),
+}).unknown(true);
+
+export const resourceSpecSchema = Joi.object({
+  min_scale: Joi.number().integer().min(1).max(10).allow(null),
+  max_scale: Joi.number().integer().min(1).max(100).allow(null),
+  cpu,
+  cpu_limit: cpu,
+  memory_mb: memory,
+  memory_limit_mb: Joi.number().integer().min(64).max(1_048_576).allow(null),
+  queue_min_scale: scale,
+  queue_max_scale: scale,
+  queue_cpu: cpu,
+  queue_cpu_limit: cpu,
+  queue_memory_mb: memory,
+  queue_memory_limit_mb: memory,
+  orchestrator_cpu: cpu,
+  orchestrator_cpu_limit: cpu,
+  orchestrator_memory_mb: memory,
+  orchestrator_memory_limit_mb: memory,
+  orchestrator_min_scale: scale,
+  orchestrator_max_scale: scale,
+  executor_cpu: cpu,
+  executor_cpu_limit: cpu,
+  executor_memory_mb: memory,
+  executor_memory_limit_mb: memory,
+  redis_memory_mb: memory,
+  db_cpu: cpu,
+  db_cpu_limit: cpu,
+  db_memory_mb: memory,
+  db_memory_limit_mb: memory,
+  db_storage_gi: Joi.number().integer().min(1).max(65536).allow(null),
+  db_max_connections: Joi.number().integer().min(1).max(10000).allow(null),
+  labels: stringMap.allow(null),
+  annotations: stringMap.allow(null),
+  service_account_name: Joi.string().max(253).allow(null),
+  image_pull_secrets: Joi.array().items(Joi.object({ name: Joi.string().required() })).allow(null),
+  volumes: Joi.array().items(Joi.object({ name: Joi.string().required() }).unknown(true)).allow(null),
+  volume_mounts: Joi.array()
+    .items(
+      Joi.object({
+        name: Joi.string().required(),
+        mountPath: Joi.string(),
+        subPath: Joi.string(),
+        mountPropagation: Joi.string(),
+        readOnly: Joi.boolean(),
+        subPathExpr: Joi.string(),
+      }),
+    )
+    .allow(null),
+  init_containers: Joi.array().items(container).allow(null),
+  sidecars: Joi.array().items(container).allow(null),
+});
+
+const sourceConfigFields = {
+  integration_id: Joi.string().guid().allow(null),
+  repo_url: Joi.string().max(2000).allow(null),
+  build_on_push: Joi.boolean().allow(null),
+  custom_url: Joi.string().max(2000).allow(null),
+  resource_spec: resourceSpecSchema.allow(null),
+  listener_id: Joi.string().guid().allow(null),
+  listener_config: Joi.object({ k8s_namespace: Joi.string().max(63).allow(null) }).allow(null),
+  install_command: Joi.string().max(4000).allow(null),
+  build_command: Joi.string().max(4000).allow(null),
+};
+
+const sourceRevisionConfigFields = {
+  repo_ref: Joi.string().min(1).max(255).allow(null),
+  graphx_config_path: Joi.string().min(1).max(500).allow(null),
+  image_uri: Joi.string().min(1).max(2000).allow(null),
+};
+
+export const secretSchema = Joi.object({
+  name: Joi.string().min(1).max(255).pattern(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable name').required(),
+  value: Joi.string().allow('').max(65536).required(),
+});
+
+export const createDeploymentBody = Joi.object({
+  name: Joi.string().pattern(DEPLOYMENT_NAME_PATTERN, 'lowercase letters, digits and -, starting with a letter').required(),
+  source: Joi.string()
+    .valid(...SOURCES)
+    .required(),
+  source_config: Joi.object(sourceConfigFields).required(),
+  // repo_commit_sha is response-only: a client echoing a GET body back is accepted and the field dropped.
+  source_revision_config: Joi.object({ ...sourceRevisionConfigFields, repo_commit_sha: Joi.any().strip() }).required(),
+  secrets: Joi.array().items(secretSchema).max(200).default([]),
+  image_version: Joi.string().max(100).allow(null),
+});
+
+export const patchDeploymentBody = Joi.object({
+  name: Joi.any(),
+  source: Joi.any(),
+  source_config: Joi.object(sourceConfigFields).allow(null),
+  source_revision_config: Joi.object({ ...sourceRevisionConfigFields, repo_commit_sha: Joi.any().strip() }).allow(null),
+  secrets: Joi.array().items(secretSchema).max(200).allow(null),
+  image_version: Joi.string().max(100).allow(null),
+});
+
+export const deploymentIdParams = Joi.object({ deploymentId: Joi.string().guid().required() });
+export const revisionParams = Joi.object({
+  deploymentId: Joi.string().guid().required(),
+  revisionId: Joi.string().guid().required(),
+});
+
+const paging = {
+  limit: Joi.number().integer().min(1).max(100).default(20),
+  offset: Joi.number().integer().min(0).default(0),
+};
+
+export const listDeploymentsQuery = Joi.object({
+  ...paging,
+  name_contains: Joi.string().max(63),
+  status: Joi.string().valid(...DEPLOYMENT_STATUSES),
+});
+
+export const listRevisionsQuery = Joi.object({
+  ...paging,
+  status: Joi.string()
+    .pattern(new RegExp(`^(${REVISION_STATUSES.join('|')})(,(${REVISION_STATUSES.join('|')}))*$`), 'comma list of revision statuses'),
+});
+
+export const deleteDeploymentQuery = Joi.object({ delete_tracing_project: Joi.boolean().default(false) });
+
+export const logsQuery = Joi.object({
+  ...paging,
+  limit: Joi.number().integer().min(1).max(1000).default(100),
+  order: Joi.string().valid('asc', 'desc').default('asc'),
+});
+
+export interface CreateDeploymentRequest {
+  name: string;
+  source: DeploymentSource;
+  source_config: SourceConfig;
+  source_revision_config: SourceRevisionConfig;
+  secrets: Secret[];
+  image_version?: string | null;
+}
+
+export interface PatchDeploymentRequest {
+  name?: unknown;
+  source?: unknown;
+  source_config?: SourceConfig | null;
+  source_revision_config?: SourceRevisionConfig | null;
+  secrets?: Secret[] | null;
+  image_version?: string | null;
+}
+
+export interface SourceConfig {
+  integration_id?: string | null;
+  repo_url?: string | null;
+  build_on_push?: boolean | null;
+  custom_url?: string | null;
+  resource_spec?: Record<string, unknown> | null;
+  listener_id?: string | null;
+  listener_config?: { k8s_namespace?: string | null } | null;
+  install_command?: string | null;
+  build_command?: string | null;
+}
+
+export interface SourceRevisionConfig {
+  repo_ref?: string | null;
+  graphx_config_path?: string | null;
+  image_uri?: string | null;
+  repo_commit_sha?: string | null;
+}
+
+export interface Secret {
+  name: string;
+  value: string;
+}

@@ -1,0 +1,225 @@
+/**
+ * Deployments and revisions as the API sees them. Every change that starts pipeline work writes an outbox row in
+ * the same transaction (see src/pipeline/outboxRelay.ts), so a crash after the commit loses nothing.
+ */
+import crypto from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import type { GraphxConfig } from '../config';
+import type { Db, DbOrTx } from '../db/knex';
+import { DeploymentRepository, type DeploymentRecord } from '../db/repositories/deployments';
+import { RevisionRepository, type RevisionRecord } from '../db/repositories/revisions';
+import { ConflictError, deploymentNotFound, InputError, revisionNotFound } from '../domain/errors';
+import { pokeOutboxRelays } from '../pipeline/outboxRelay';
+import type { OutboxMessage } from '../pipeline/deploymentWorkflowClient';
+import type { SecretBox } from '../security/secretBox';
+import {
+  assertImmutableUnchanged,
+  assertSecretsAllowed,
+  assertSourceAllowed,
+  checkSourceConfiguration,
+  mergeSecrets,
+} from './rules';
+import type { CreateDeploymentRequest, PatchDeploymentRequest, Secret, SourceConfig, SourceRevisionConfig } from './schemas';
+import { deploymentView } from './views';
+
+export interface DeploymentServiceDeps {
+  config: GraphxConfig;
+  db: Db;
+  secretBox: SecretBox;
+  temporal: Client;
+}
+
+const PG_UNIQUE_VIOLATION = '23505';
+
+export class DeploymentService {
+  constructor(private readonly deps: DeploymentServiceDeps) {}
+
+  async create(tenantId: string, request: CreateDeploymentRequest): Promise<Record<string, unknown>> {
+    const { config, db } = this.deps;
+    assertSourceAllowed(config, request.source);
+    const revisionConfig = checkSourceConfiguration(config, request.source, request.source_config, request.source_revision_config);
+    assertSecretsAllowed(request.secrets);
+    // For codehost the server fills custom_url (it is the deployment's URL).
+    const sourceConfig: SourceConfig = { ...request.source_config, custom_url: request.source === 'codehost' ? null : request.source_config.custom_url };
+
+    const deploymentId = crypto.randomUUID();
+    try {
+      await db.transaction(async (trx) => {
+        if (sourceConfig.integration_id) await assertIntegrationExists(trx, tenantId, sourceConfig.integration_id);
+        const deployments = new DeploymentRepository(trx);
+        if (await deployments.existsByName(tenantId, request.name)) {
+          throw new ConflictError(`A deployment named '${request.name}' already exists.`);
+        }
+        const projectTaken = await trx('tracing_projects').where({ tenant_id: tenantId, name: request.name }).first('id');
+        if (projectTaken) throw new ConflictError(`There already exists a tracing project named: ${request.name}`);
+        const tracingProjectId = crypto.randomUUID();
+        await trx('tracing_projects').insert({ id: tracingProjectId, tenant_id: tenantId, name: request.name, deployment_id: deploymentId });
+        await deployments.insert({
+          id: deploymentId,
+          tenantId,
+          name: request.name,
+          source: request.source,
+          sourceConfig,
+          imageVersion: request.image_version ?? null,
+          tracingProjectId,
+        });
+        await this.addRevision(trx, { id: deploymentId, tenantId, name: request.name, source: request.source }, sourceConfig, revisionConfig, request.secrets);
+      });
+    } catch (error) {
+      if ((error as { code?: string }).code === PG_UNIQUE_VIOLATION) {
+        throw new ConflictError(`A deployment or tracing project named '${request.name}' already exists.`);
+      }
+      throw error;
+    }
+    pokeOutboxRelays();
+    return this.get(tenantId, deploymentId);
+  }
+
+  async get(tenantId: string, deploymentId: string): Promise<Record<string, unknown>> {
+    const deployment = await new DeploymentRepository(this.deps.db).find(tenantId, deploymentId);
+    if (!deployment) throw deploymentNotFound(deploymentId);
+    return this.view(deployment);
+  }
+
+  async list(tenantId: string, filters: { nameContains?: string; status?: string; limit: number; offset: number }) {
+    const deployments = await new DeploymentRepository(this.deps.db).list(tenantId, filters);
+    const resources = await Promise.all(deployments.map((deployment) => this.view(deployment)));
+    return { resources, offset: filters.offset + resources.length };
+  }
+
+  async patch(tenantId: string, deploymentId: string, request: PatchDeploymentRequest): Promise<Record<string, unknown>> {
+    await this.deps.db.transaction(async (trx) => {
+      const deployments = new DeploymentRepository(trx);
+      const deployment = await deployments.find(tenantId, deploymentId, { forUpdate: true });
+      if (!deployment) throw deploymentNotFound(deploymentId);
+      if (deployment.status === 'AWAITING_DELETE') throw new ConflictError(`Deployment ID ${deploymentId} is being deleted.`);
+      for (const field of ['name', 'source'] as const) {
+        const value = request[field];
+        if (value !== undefined && value !== null && value !== deployment[field]) {
+          throw new InputError(`Field '${field}' cannot be changed after creation.`);
+        }
+      }
+      const patchConfig = request.source_config ?? {};
+      assertImmutableUnchanged(deployment.sourceConfig, patchConfig);
+      const sourceConfig: SourceConfig = { ...deployment.sourceConfig };
+      for (const [key, value] of Object.entries(patchConfig)) {
+        // null means "not given" (clients echo GET bodies); resource_spec replaces as a whole.
+        if (value !== null && value !== undefined && key !== 'custom_url') (sourceConfig as Record<string, unknown>)[key] = value;
+      }
+      if (deployment.source !== 'codehost' && patchConfig.custom_url) sourceConfig.custom_url = patchConfig.custom_url;
+
+      const latest = deployment.latestRevisionId ? await new RevisionRepository(trx).find(deploymentId, deployment.latestRevisionId) : null;
+      const revisionPatch = Object.fromEntries(
+        Object.entries(request.source_revision_config ?? {}).filter(([, value]) => value !== null && value !== undefined),
+      ) as SourceRevisionConfig;
+      const needsRevision =
+        Object.keys(revisionPatch).length > 0 || (request.secrets !== undefined && request.secrets !== null) || Boolean(patchConfig.resource_spec);
+
+      await deployments.update(deploymentId, {
+        sourceConfig,
+        imageVersion: request.image_version === undefined ? undefined : request.image_version,
+      });
+      if (!needsRevision) return;
+      if (deployment.source === 'codehost' && revisionPatch.image_uri) {
+        throw new InputError("source_revision_config.image_uri must be null for a 'codehost' deployment.");
+      }
+      const storedSecrets = latest ? this.decryptSecrets(latest) : [];
+      let secrets = storedSecrets;
+      if (request.secrets) {
+        assertSecretsAllowed(request.secrets);
+        secrets = mergeSecrets(storedSecrets, request.secrets);
+      }
+      const revisionConfig = { ...(latest?.sourceRevisionConfig ?? {}), ...revisionPatch };
+      delete revisionConfig.repo_commit_sha;
+      await this.addRevision(trx, deployment, sourceConfig, revisionConfig, secrets);
+    });
+    pokeOutboxRelays();
+    return this.get(tenantId, deploymentId);
+  }
+
+  /** A new revision with an older revision's configuration (rollback). */
+  async redeploy(tenantId: string, deploymentId: string, revisionId: string): Promise<Record<string, unknown>> {
+    await this.deps.db.transaction(async (trx) => {
+      const deployments = new DeploymentRepository(trx);
+      const deployment = await deployments.find(tenantId, deploymentId, { forUpdate: true });
+      if (!deployment) throw deploymentNotFound(deploymentId);
+      if (deployment.status === 'AWAITING_DELETE') throw new ConflictError(`Deployment ID ${deploymentId} is being deleted.`);
+      const older = await new RevisionRepository(trx).find(deploymentId, revisionId);
+      if (!older) throw revisionNotFound(revisionId);
+      const sourceConfig = { ...older.sourceConfig };
+      await deployments.update(deploymentId, { sourceConfig });
+      const revisionConfig = { ...older.sourceRevisionConfig };
+      delete revisionConfig.repo_commit_sha;
+      await this.addRevision(trx, deployment, sourceConfig, revisionConfig, this.decryptSecrets(older), older.id);
+    });
+    pokeOutboxRelays();
+    return this.get(tenantId, deploymentId);
+  }
+
+  /** Marks AWAITING_DELETE and hands the teardown to the deployment workflow. */
+  async delete(tenantId: string, deploymentId: string, deleteTracingProject: boolean): Promise<void> {
+    await this.deps.db.transaction(async (trx) => {
+      const deployments = new DeploymentRepository(trx);
+      const deployment = await deployments.find(tenantId, deploymentId, { forUpdate: true });
+      if (!deployment) throw deploymentNotFound(deploymentId);
+      await deployments.markAwaitingDelete(deploymentId);
+      const message: OutboxMessage = {
+        kind: 'delete_deployment',
+        deploymentId,
+        payload: { tenantId, deploymentName: deployment.name, deleteTracingProject },
+      };
+      await trx('pipeline_outbox').insert({ deployment_id: deploymentId, kind: message.kind, payload: JSON.stringify(message.payload) });
+    });
+    pokeOutboxRelays();
+  }
+
+  decryptSecrets(revision: RevisionRecord): Secret[] {
+    return JSON.parse(this.deps.secretBox.decrypt(revision.secretsEncrypted)) as Secret[];
+  }
+
+  private async view(deployment: DeploymentRecord): Promise<Record<string, unknown>> {
+    const latest = deployment.latestRevisionId
+      ? await new RevisionRepository(this.deps.db).find(deployment.id, deployment.latestRevisionId)
+      : null;
+    return deploymentView(deployment, latest, latest ? this.decryptSecrets(latest) : [], this.deps.config.unusedAfterDays);
+  }
+
+  private async addRevision(
+    trx: DbOrTx,
+    deployment: Pick<DeploymentRecord, 'id' | 'tenantId' | 'name' | 'source'>,
+    sourceConfig: SourceConfig,
+    revisionConfig: SourceRevisionConfig,
+    secrets: Secret[],
+    redeployedFromRevisionId: string | null = null,
+  ): Promise<RevisionRecord> {
+    const revision = await new RevisionRepository(trx).insert({
+      id: crypto.randomUUID(),
+      deploymentId: deployment.id,
+      tenantId: deployment.tenantId,
+      source: deployment.source,
+      sourceConfig,
+      sourceRevisionConfig: revisionConfig,
+      secretsEncrypted: this.deps.secretBox.encrypt(JSON.stringify(secrets)),
+      redeployedFromRevisionId,
+    });
+    await new DeploymentRepository(trx).update(deployment.id, { latestRevisionId: revision.id });
+    const message: OutboxMessage = {
+      kind: 'enqueue_revision',
+      deploymentId: deployment.id,
+      payload: {
+        revisionId: revision.id,
+        revisionNumber: revision.number,
+        repoRef: revisionConfig.repo_ref ?? revisionConfig.image_uri ?? null,
+        tenantId: deployment.tenantId,
+        deploymentName: deployment.name,
+      },
+    };
+    await trx('pipeline_outbox').insert({ deployment_id: deployment.id, kind: message.kind, payload: JSON.stringify(message.payload) });
+    return revision;
+  }
+}
+
+async function assertIntegrationExists(trx: DbOrTx, tenantId: string, integrationId: string): Promise<void> {
+  const found = await trx('codehost_integrations').where({ id: integrationId, tenant_id: tenantId }).first('id');
+  if (!found) throw new InputError(`Integration ${integrationId} not found; list yours with GET /v1/integrations/codehost/install.`);
+}

@@ -1,0 +1,89 @@
+/** Response shapes of deployments and revisions (snake_case, secrets masked). */
+import type { DeploymentRecord } from '../db/repositories/deployments';
+import type { RevisionRecord } from '../db/repositories/revisions';
+import type { RevisionStatusView } from '../../workflows/messages';
+import { MASKED_SECRET, type Secret } from './schemas';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export function maskSecrets(secrets: Secret[]): Array<{ name: string; value: string }> {
+  return secrets.map((secret) => ({ name: secret.name, value: MASKED_SECRET }));
+}
+
+/** READY but nothing served a run for `unusedAfterDays` reads as UNUSED. */
+export function effectiveDeploymentStatus(deployment: DeploymentRecord, unusedAfterDays: number, now = Date.now()): string {
+  if (deployment.status !== 'READY' || !deployment.activeRevisionId) return deployment.status;
+  const lastActivity = (deployment.lastRunAt ?? deployment.updatedAt).getTime();
+  return now - lastActivity > unusedAfterDays * DAY_MS ? 'UNUSED' : 'READY';
+}
+
+export function deploymentView(
+  deployment: DeploymentRecord,
+  latest: RevisionRecord | null,
+  secrets: Secret[],
+  unusedAfterDays: number,
+): Record<string, unknown> {
+  return {
+    id: deployment.id,
+    tenant_id: deployment.tenantId,
+    name: deployment.name,
+    source: deployment.source,
+    source_config: { ...emptySourceConfig(), ...deployment.sourceConfig, custom_url: customUrl(deployment) },
+    source_revision_config: revisionConfigView(latest),
+    secrets: maskSecrets(secrets),
+    status: effectiveDeploymentStatus(deployment, unusedAfterDays),
+    latest_revision_id: deployment.latestRevisionId,
+    active_revision_id: deployment.activeRevisionId,
+    image_version: deployment.imageVersion,
+    url: deployment.url,
+    tracing_project_id: deployment.tracingProjectId,
+    created_at: deployment.createdAt.toISOString(),
+    updated_at: deployment.updatedAt.toISOString(),
+  };
+}
+
+export function revisionView(revision: RevisionRecord, secrets: Secret[], live: RevisionStatusView | null): Record<string, unknown> {
+  const status = live?.status ?? revision.status;
+  return {
+    id: revision.id,
+    deployment_id: revision.deploymentId,
+    number: revision.number,
+    status,
+    status_message: live ? live.statusMessage : revision.statusMessage,
+    source: revision.source,
+    source_config: { ...emptySourceConfig(), ...revision.sourceConfig },
+    source_revision_config: revisionConfigView(revision, live?.repoCommitSha),
+    secrets: maskSecrets(secrets),
+    redeployed_from_revision_id: revision.redeployedFromRevisionId,
+    created_at: revision.createdAt.toISOString(),
+    updated_at: revision.updatedAt.toISOString(),
+  };
+}
+
+function customUrl(deployment: DeploymentRecord): string | null {
+  return deployment.source === 'codehost' ? deployment.url : (deployment.sourceConfig.custom_url ?? null);
+}
+
+function revisionConfigView(revision: RevisionRecord | null, liveSha?: string | null): Record<string, unknown> {
+  const config = revision?.sourceRevisionConfig ?? {};
+  return {
+    repo_ref: config.repo_ref ?? null,
+    graphx_config_path: config.graphx_config_path ?? null,
+    image_uri: config.image_uri ?? null,
+    repo_commit_sha: liveSha ?? revision?.repoCommitSha ?? null,
+  };
+}
+
+function emptySourceConfig(): Record<string, unknown> {
+  return {
+    integration_id: null,
+    repo_url: null,
+    build_on_push: false,
+    custom_url: null,
+    resource_spec: null,
+    listener_id: null,
+    listener_config: null,
+    install_command: null,
+    build_command: null,
+  };
+}
