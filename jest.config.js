@@ -5,6 +5,7 @@ module.exports = {
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/test/fixtures/'],
   modulePathIgnorePatterns: ['<rootDir>/test/fixtures/', '<rootDir>/data/', '<rootDir>/.test-data/'],
+  setupFiles: ['<rootDir>/test/support/quietTemporal.ts'],
   globalSetup: '<rootDir>/test/support/globalSetup.ts',
   globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
   testTimeout: 120_000,

@@ -171,7 +171,7 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
 
     if (state.deleteRequested) {
       if (state.runningRevisionId) {
-        await getExternalWorkflowHandle(revisionWorkflowId(state.runningRevisionId)).signal(interruptSignal);
+        await signalRevisionIfRunning(state.runningRevisionId, interruptSignal);
         await condition(() => childOutcome !== null);
         state.runningRevisionId = null;
       }
@@ -186,7 +186,7 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
     if (state.runningRevisionId !== null && state.queuedRevisionIds.length > 0 && !supersedeSent) {
       // A newer revision waits: if the running one has failed and waits for retry, it stops waiting.
       supersedeSent = true;
-      await getExternalWorkflowHandle(revisionWorkflowId(state.runningRevisionId)).signal(supersedeSignal);
+      await signalRevisionIfRunning(state.runningRevisionId, supersedeSignal);
       continue;
     }
 
@@ -203,5 +203,14 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
       await condition(allHandlersFinished);
       await continueAsNew<typeof deploymentWorkflow>({ ...input, state });
     }
+  }
+}
+
+/** Signals a revision workflow; one that has just completed (its result not yet seen here) is not an error. */
+async function signalRevisionIfRunning(revisionId: string, signal: typeof interruptSignal | typeof supersedeSignal): Promise<void> {
+  try {
+    await getExternalWorkflowHandle(revisionWorkflowId(revisionId)).signal(signal);
+  } catch {
+    // The child finished between our decision and the signal: its outcome arrives through its result.
   }
 }

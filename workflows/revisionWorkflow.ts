@@ -13,6 +13,7 @@ import {
   setHandler,
   upsertSearchAttributes,
   ActivityFailure,
+  ActivityCancellationType,
 } from '@temporalio/workflow';
 import type { PipelineActivities } from '../activities/types';
 import {
@@ -39,11 +40,15 @@ const buildQueue = proxyActivities<PipelineActivities>({
   taskQueue: BUILD_TASK_QUEUE,
   startToCloseTimeout: '30 minutes',
   heartbeatTimeout: '10 seconds',
+  // Interrupt is recorded only once the activity has stopped (its build process killed), never before.
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
 });
 const controlQueue = proxyActivities<PipelineActivities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '10 seconds',
+  // Interrupt is recorded only once the activity has stopped (its build process killed), never before.
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
 });
 

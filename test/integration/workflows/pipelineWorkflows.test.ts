@@ -1,0 +1,244 @@
+/**
+ * The deployment and revision workflows on the real Temporal dev server, with in-memory activities (the real
+ * activities have their own tests): ordering, queueing, skipping, retry, interrupt and delete.
+ */
+import crypto from 'node:crypto';
+import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import type { PipelineActivities, RecordRevisionStatusInput } from '../../../activities/types';
+import { signalDeploymentWorkflow } from '../../../src/pipeline/deploymentWorkflowClient';
+import {
+  BUILD_TASK_QUEUE,
+  CONTROL_TASK_QUEUE,
+  deploymentStateQuery,
+  deploymentWorkflowId,
+  interruptSignal,
+  retrySignal,
+  revisionWorkflowId,
+  statusQuery,
+  type RevisionStatus,
+} from '../../../workflows/messages';
+import { HEARTBEAT_THROTTLE } from '../../../src/worker';
+import { testEnv, testTemporalClient } from '../../support/env';
+
+interface Harness {
+  statuses: Map<string, RevisionStatus[]>;
+  calls: string[];
+  /** Revisions whose build waits until released. */
+  heldBuilds: Set<string>;
+  failingBuilds: Set<string>;
+  cancelledBuilds: string[];
+  teardowns: string[];
+}
+
+const harness: Harness = {
+  statuses: new Map(),
+  calls: [],
+  heldBuilds: new Set(),
+  failingBuilds: new Set(),
+  cancelledBuilds: [],
+  teardowns: [],
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const inMemoryActivities: PipelineActivities = {
+  async recordRevisionStatus(input: RecordRevisionStatusInput) {
+    const list = harness.statuses.get(input.revisionId) ?? [];
+    if (list[list.length - 1] !== input.status) list.push(input.status);
+    harness.statuses.set(input.revisionId, list);
+  },
+  async recordDeploymentStatus() {},
+  async cloneRepository({ revisionId }) {
+    harness.calls.push(`clone:${revisionId}`);
+    return { repoCommitSha: 'a'.repeat(40) };
+  },
+  async buildApplication({ revisionId }) {
+    harness.calls.push(`build:${revisionId}`);
+    const context = Context.current();
+    while (harness.heldBuilds.has(revisionId)) {
+      context.heartbeat({ phase: 'build', lastLines: ['waiting'] });
+      try {
+        await Promise.race([context.cancelled, sleep(100)]);
+      } catch (error) {
+        harness.cancelledBuilds.push(revisionId);
+        throw error;
+      }
+    }
+    if (harness.failingBuilds.has(revisionId)) {
+      throw ApplicationFailure.nonRetryable('`npm run build` exited with code 1: Error: missing module ./nowhere', 'BuildFailed');
+    }
+  },
+  async provisionDatabase() {
+    harness.calls.push('database');
+  },
+  async rolloutRevision({ revisionId }) {
+    harness.calls.push(`rollout:${revisionId}`);
+    return { url: 'http://127.0.0.1:1/x' };
+  },
+  async teardownDeployment({ deploymentId }) {
+    harness.teardowns.push(deploymentId);
+  },
+};
+
+describe('deployment and revision workflows (in-memory activities, real Temporal dev server)', () => {
+  let temporal: Client;
+  let connection: NativeConnection;
+  let workers: Worker[];
+  let running: Promise<unknown>;
+  const startedDeployments: string[] = [];
+
+  beforeAll(async () => {
+    temporal = await testTemporalClient();
+    connection = await NativeConnection.connect({ address: testEnv.temporalAddress() });
+    const { cloneRepository, buildApplication, ...control } = inMemoryActivities;
+    workers = [
+      await Worker.create({
+        connection,
+        taskQueue: CONTROL_TASK_QUEUE,
+        workflowBundle: { codePath: testEnv.workflowBundlePath() },
+        activities: control,
+        ...HEARTBEAT_THROTTLE,
+      }),
+      await Worker.create({
+        connection,
+        taskQueue: BUILD_TASK_QUEUE,
+        activities: { cloneRepository, buildApplication },
+        ...HEARTBEAT_THROTTLE,
+      }),
+    ];
+    running = Promise.all(workers.map((worker) => worker.run()));
+  });
+
+  afterAll(async () => {
+    for (const deploymentId of startedDeployments) {
+      await temporal.workflow.getHandle(deploymentWorkflowId(deploymentId)).terminate('test over').catch(() => undefined);
+    }
+    workers.forEach((worker) => worker.shutdown());
+    await running;
+    await connection.close();
+    await temporal.connection.close();
+  });
+
+  async function enqueue(deploymentId: string, revisionNumber: number): Promise<string> {
+    const revisionId = crypto.randomUUID();
+    if (!startedDeployments.includes(deploymentId)) startedDeployments.push(deploymentId);
+    await signalDeploymentWorkflow(temporal, {
+      kind: 'enqueue_revision',
+      deploymentId,
+      payload: { revisionId, revisionNumber, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: `wf-${revisionNumber}` },
+    });
+    return revisionId;
+  }
+
+  async function waitForStatus(revisionId: string, status: RevisionStatus, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (harness.statuses.get(revisionId)?.includes(status)) return;
+      await sleep(50);
+    }
+    throw new Error(`revision ${revisionId} never reached ${status}; saw ${harness.statuses.get(revisionId)?.join(' → ')}`);
+  }
+
+  it('takes a revision through the pipeline states in order to DEPLOYED and makes it active', async () => {
+    const deploymentId = crypto.randomUUID();
+    const revisionId = await enqueue(deploymentId, 1);
+    await waitForStatus(revisionId, 'DEPLOYED');
+    expect(harness.statuses.get(revisionId)).toEqual(['QUEUED', 'AWAITING_BUILD', 'BUILDING', 'AWAITING_DEPLOY', 'DEPLOYING', 'DEPLOYED']);
+    const state = await temporal.workflow.getHandle(deploymentWorkflowId(deploymentId)).query(deploymentStateQuery);
+    expect(state.activeRevisionId).toBe(revisionId);
+    const view = await temporal.workflow.getHandle(revisionWorkflowId(revisionId)).query(statusQuery);
+    expect(view).toMatchObject({ status: 'DEPLOYED', repoCommitSha: 'a'.repeat(40) });
+  });
+
+  it('ignores a revision delivered twice by the outbox', async () => {
+    const deploymentId = crypto.randomUUID();
+    const revisionId = await enqueue(deploymentId, 1);
+    await signalDeploymentWorkflow(temporal, {
+      kind: 'enqueue_revision',
+      deploymentId,
+      payload: { revisionId, revisionNumber: 1, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-dup' },
+    });
+    await waitForStatus(revisionId, 'DEPLOYED');
+    expect(harness.calls.filter((call) => call === `rollout:${revisionId}`)).toHaveLength(1);
+  });
+
+  it('lets the building revision finish, skips the two older queued ones and deploys the newest', async () => {
+    const deploymentId = crypto.randomUUID();
+    const first = crypto.randomUUID();
+    harness.heldBuilds.add(first);
+    startedDeployments.push(deploymentId);
+    await signalDeploymentWorkflow(temporal, {
+      kind: 'enqueue_revision',
+      deploymentId,
+      payload: { revisionId: first, revisionNumber: 1, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-q' },
+    });
+    await waitForStatus(first, 'BUILDING');
+    const second = await enqueue(deploymentId, 2);
+    const third = await enqueue(deploymentId, 3);
+    const fourth = await enqueue(deploymentId, 4);
+    await waitForStatus(fourth, 'QUEUED');
+    harness.heldBuilds.delete(first);
+    await waitForStatus(fourth, 'DEPLOYED');
+    expect(harness.statuses.get(first)?.at(-1)).toBe('DEPLOYED');
+    expect(harness.statuses.get(second)).toEqual(['QUEUED', 'SKIPPED']);
+    expect(harness.statuses.get(third)).toEqual(['QUEUED', 'SKIPPED']);
+    expect(harness.calls.indexOf(`rollout:${first}`)).toBeLessThan(harness.calls.indexOf(`build:${fourth}`));
+  });
+
+  it('leaves a failed build waiting as BUILD_FAILED and resumes from the build step on the retry signal', async () => {
+    const deploymentId = crypto.randomUUID();
+    const revisionId = crypto.randomUUID();
+    harness.failingBuilds.add(revisionId);
+    startedDeployments.push(deploymentId);
+    await signalDeploymentWorkflow(temporal, {
+      kind: 'enqueue_revision',
+      deploymentId,
+      payload: { revisionId, revisionNumber: 1, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-retry' },
+    });
+    await waitForStatus(revisionId, 'BUILD_FAILED');
+    const handle = temporal.workflow.getHandle(revisionWorkflowId(revisionId));
+    const failed = await handle.query(statusQuery);
+    expect(failed).toMatchObject({ status: 'BUILD_FAILED', failedStep: 'build' });
+    expect(failed.statusMessage).toContain('Error: missing module ./nowhere');
+    harness.failingBuilds.delete(revisionId);
+    await handle.signal(retrySignal);
+    await waitForStatus(revisionId, 'DEPLOYED');
+    expect(harness.calls.filter((call) => call === `clone:${revisionId}`)).toHaveLength(1);
+    expect(harness.calls.filter((call) => call === `build:${revisionId}`)).toHaveLength(2);
+  });
+
+  it('interrupts a running build: the activity is cancelled and the revision ends INTERRUPTED', async () => {
+    const deploymentId = crypto.randomUUID();
+    const revisionId = crypto.randomUUID();
+    harness.heldBuilds.add(revisionId);
+    startedDeployments.push(deploymentId);
+    await signalDeploymentWorkflow(temporal, {
+      kind: 'enqueue_revision',
+      deploymentId,
+      payload: { revisionId, revisionNumber: 1, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-int' },
+    });
+    await waitForStatus(revisionId, 'BUILDING');
+    await sleep(300);
+    await temporal.workflow.getHandle(revisionWorkflowId(revisionId)).signal(interruptSignal);
+    await waitForStatus(revisionId, 'INTERRUPTED');
+    harness.heldBuilds.delete(revisionId);
+    expect(harness.cancelledBuilds).toContain(revisionId);
+    expect(harness.calls).not.toContain(`rollout:${revisionId}`);
+  });
+
+  it('tears the deployment down on delete and completes its workflow', async () => {
+    const deploymentId = crypto.randomUUID();
+    const revisionId = await enqueue(deploymentId, 1);
+    await waitForStatus(revisionId, 'DEPLOYED');
+    await signalDeploymentWorkflow(temporal, {
+      kind: 'delete_deployment',
+      deploymentId,
+      payload: { tenantId: crypto.randomUUID(), deploymentName: 'wf-del', deleteTracingProject: false },
+    });
+    await temporal.workflow.getHandle(deploymentWorkflowId(deploymentId)).result();
+    expect(harness.teardowns).toContain(deploymentId);
+  });
+});
