@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { Client as PgClient } from 'pg';
 import { createDb, migrateToLatest } from '../../src/db/knex';
 import { findFreePort } from '../../src/net/ports';
@@ -30,7 +30,7 @@ export default async function globalSetup(): Promise<void> {
 
   const [temporal, bundle] = await Promise.all([
     startTemporalDevServer({ dbFile: null, port: await findFreePort(), uiPort: null, namespace: 'default', logFile: path.join(runDir, 'temporal.log') }),
-    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH }),
+    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') }),
   ]);
   const bundlePath = path.join(runDir, 'workflow-bundle.js');
   fs.writeFileSync(bundlePath, bundle.code);
