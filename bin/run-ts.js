@@ -1,6 +1,5 @@
 #!/usr/bin/env node
-// Runs one TypeScript entry point (benchmarks, scripts) through tsx.
-require('tsx/cjs/api').register();
+// Runs one TypeScript entry point (benchmarks, scripts) through tsx (see bin/graphx.js).
 const path = require('node:path');
 const entry = process.argv[2];
 if (!entry) {
@@ -8,4 +7,4 @@ if (!entry) {
   process.exit(2);
 }
 process.argv.splice(1, 1);
-require(path.resolve(entry));
+import('tsx').then(() => require(path.resolve(entry)));

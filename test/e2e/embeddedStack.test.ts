@@ -1,0 +1,157 @@
+/**
+ * `graphx start` as a user runs it: a real child process bringing up embedded PostgreSQL, the Temporal dev server
+ * (with its Web UI), the API, the worker and the gateway; SIGINT stops all of it.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Connection, WorkflowClient } from '@temporalio/client';
+import { findFreePort } from '../../src/net/ports';
+import { makeDataDir, testEnv } from '../support/env';
+
+const root = path.resolve(__dirname, '..', '..');
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  ports: Record<string, number>;
+}
+
+async function startStack(dataDir: string, extraEnv: Record<string, string> = {}): Promise<Started> {
+  const ports = {
+    PORT: await findFreePort(),
+    GRAPHX_GATEWAY_PORT: await findFreePort(),
+    GRAPHX_TEMPORAL_PORT: await findFreePort(),
+    GRAPHX_TEMPORAL_UI_PORT: await findFreePort(),
+  };
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, GRAPHX_DATA_DIR: dataDir, GRAPHX_LOG_LEVEL: 'warn', ...extraEnv };
+  for (const [name, port] of Object.entries(ports)) env[name] = String(port);
+  const child = spawn(process.execPath, [path.join(root, 'bin', 'graphx.js'), 'start'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (chunk) => (output += chunk));
+  child.stderr?.on('data', (chunk) => (output += chunk));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`stack did not start in 120 s:\n${output}`)), 120_000);
+    const check = () => {
+      if (output.includes('Press Ctrl-C to stop.')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout?.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`graphx start exited with ${code}:\n${output}`));
+    });
+  });
+  return { child, output: () => output, ports };
+}
+
+async function stopStack(started: Started): Promise<number | null> {
+  const exited = new Promise<number | null>((resolve) => started.child.once('exit', (code) => resolve(code)));
+  started.child.kill('SIGINT');
+  return exited;
+}
+
+function processesMentioning(text: string): string[] {
+  try {
+    return execFileSync('pgrep', ['-af', text], { encoding: 'utf8' })
+      .split('\n')
+      .filter((line) => line && !line.includes('pgrep'));
+  } catch {
+    return [];
+  }
+}
+
+describe('graphx start (embedded stack)', () => {
+  it('prints every address, serves the API and the Temporal UI, keeps its key and history across restarts, and leaves no process after SIGINT', async () => {
+    const dataDir = makeDataDir('embedded');
+    const first = await startStack(dataDir);
+    const api = `http://127.0.0.1:${first.ports.PORT}`;
+    try {
+      expect(first.output()).toContain(`API:           ${api}`);
+      expect(first.output()).toContain(`Gateway:       http://127.0.0.1:${first.ports.GRAPHX_GATEWAY_PORT}`);
+      expect(first.output()).toContain(`Temporal UI:   http://127.0.0.1:${first.ports.GRAPHX_TEMPORAL_UI_PORT}`);
+      expect(first.output()).toContain(`API key file:  ${path.join(dataDir, 'api-key')}`);
+      const key = fs.readFileSync(path.join(dataDir, 'api-key'), 'utf8').trim();
+      expect(first.output()).toContain(key);
+      expect(fs.statSync(path.join(dataDir, 'api-key')).mode & 0o777).toBe(0o600);
+
+      expect((await fetch(`${api}/ok`)).status).toBe(200);
+      const unauthorized = await fetch(`${api}/v2/deployments`);
+      expect(unauthorized.status).toBe(401);
+      expect(await unauthorized.json()).toEqual({ detail: 'Missing X-Api-Key header.' });
+      expect((await fetch(`${api}/v2/deployments`, { headers: { 'X-Api-Key': key } })).status).toBe(200);
+      const ui = await fetch(`http://127.0.0.1:${first.ports.GRAPHX_TEMPORAL_UI_PORT}/`);
+      expect(ui.status).toBe(200);
+      expect(await ui.text()).toMatch(/<html/i);
+
+      // Something to find in the Temporal history after a restart: a deployment's workflow.
+      const created = await fetch(`${api}/v2/deployments`, {
+        method: 'POST',
+        headers: { 'X-Api-Key': key, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: 'restart-check', source: 'codehost', source_config: { repo_url: 'file:///nonexistent/repo' }, source_revision_config: {}, secrets: [] }),
+      });
+      expect(created.status).toBe(201);
+      const deploymentId = ((await created.json()) as { id: string }).id;
+      await waitForWorkflow(`127.0.0.1:${first.ports.GRAPHX_TEMPORAL_PORT}`, `deployment/${deploymentId}`);
+
+      expect(await stopStack(first)).toBe(0);
+      expect(processesMentioning(dataDir)).toEqual([]);
+
+      const second = await startStack(dataDir);
+      try {
+        expect(second.output()).not.toContain('New API key');
+        const again = await fetch(`http://127.0.0.1:${second.ports.PORT}/v2/deployments/${deploymentId}`, { headers: { 'X-Api-Key': key } });
+        expect(again.status).toBe(200);
+        await waitForWorkflow(`127.0.0.1:${second.ports.GRAPHX_TEMPORAL_PORT}`, `deployment/${deploymentId}`);
+      } finally {
+        expect(await stopStack(second)).toBe(0);
+      }
+      expect(processesMentioning(dataDir)).toEqual([]);
+    } finally {
+      if (first.child.exitCode === null) first.child.kill('SIGKILL');
+    }
+  }, 300_000);
+
+  it('starts neither PostgreSQL nor Temporal when DATABASE_URL and TEMPORAL_ADDRESS are set', async () => {
+    const dataDir = makeDataDir('external');
+    const started = await startStack(dataDir, {
+      DATABASE_URL: testEnv.databaseUrl(),
+      TEMPORAL_ADDRESS: testEnv.temporalAddress(),
+      GRAPHX_BOOTSTRAP_API_KEY: 'gx_external-bootstrap-key-for-tests',
+    });
+    try {
+      expect(started.output()).toContain(`Temporal:      ${testEnv.temporalAddress()} (external)`);
+      expect(started.output()).toContain('PostgreSQL:    external (DATABASE_URL)');
+      expect(fs.existsSync(path.join(dataDir, 'pg'))).toBe(false);
+      expect(fs.existsSync(path.join(dataDir, 'temporal.sqlite'))).toBe(false);
+      expect(processesMentioning(dataDir)).toEqual([]);
+      const response = await fetch(`http://127.0.0.1:${started.ports.PORT}/v2/deployments`, {
+        headers: { 'X-Api-Key': 'gx_external-bootstrap-key-for-tests' },
+      });
+      expect(response.status).toBe(200);
+    } finally {
+      expect(await stopStack(started)).toBe(0);
+    }
+  }, 120_000);
+});
+
+async function waitForWorkflow(address: string, workflowId: string): Promise<void> {
+  const connection = await Connection.connect({ address });
+  try {
+    const client = new WorkflowClient({ connection });
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      try {
+        await client.getHandle(workflowId).describe();
+        return;
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+  } finally {
+    await connection.close();
+  }
+}
