@@ -1,8 +1,66 @@
-/** Entry points of the deployed application ("runtime"). Built by the runtime issue. */
-export async function runRuntimeFromEnv(): Promise<void> {
-  throw new Error('the runtime is not built yet');
+/**
+ * Entry points of the deployed application ("runtime"): `graphx runtime` (started by a rollout, configured by its
+ * environment) and `graphx dev` (one application directory alone, embedded PostgreSQL, no control plane).
+ */
+import path from 'node:path';
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../db/embeddedPostgres';
+import { logger } from '../logger';
+import { startRuntime, type RunningRuntime } from './server';
+import { runtimeSettingsFromEnv } from './settings';
+
+/** Stops on SIGTERM/SIGINT: stop accepting, let streams finish, write run records, exit 0. */
+function stopOnSignals(runtime: RunningRuntime, after?: () => Promise<void>): void {
+  let stopping = false;
+  const onSignal = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'runtime stopping');
+    void runtime
+      .stop()
+      .then(() => after?.())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error({ err: error }, 'runtime did not stop cleanly');
+          process.exit(1);
+        },
+      );
+  };
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  process.once('SIGINT', () => onSignal('SIGINT'));
 }
 
-export async function runDev(_options: { configPath: string; port: number; host: string }): Promise<void> {
-  throw new Error('graphx dev is not built yet');
+/** `graphx runtime`: serves the application a rollout built, configured by the environment. */
+export async function runRuntimeFromEnv(): Promise<void> {
+  const settings = runtimeSettingsFromEnv();
+  const runtime = await startRuntime({
+    configPath: settings.configPath,
+    databaseUri: settings.databaseUri,
+    port: settings.port,
+    host: settings.host,
+    controlPlane: settings.controlPlaneUrl && settings.serviceToken ? { url: settings.controlPlaneUrl, serviceToken: settings.serviceToken } : null,
+  });
+  stopOnSignals(runtime);
+}
+
+/**
+ * `graphx dev --config <graphx.json>`: one application alone, on `DATABASE_URI` or an embedded PostgreSQL kept in
+ * `<app dir>/.graphx/` (so threads survive restarts), without the control plane.
+ */
+export async function runDev(options: { configPath: string; port: number; host: string }): Promise<void> {
+  const configPath = path.resolve(options.configPath);
+  let embedded: EmbeddedPostgresHandle | null = null;
+  let databaseUri = process.env.DATABASE_URI;
+  if (!databaseUri) {
+    embedded = await startEmbeddedPostgres(path.join(path.dirname(configPath), '.graphx'), 'graphx_dev');
+    databaseUri = embedded.connectionString('graphx_dev');
+  }
+  const runtime = await startRuntime({ configPath, databaseUri, port: options.port, host: options.host, controlPlane: null }).catch(
+    async (error: unknown) => {
+      await embedded?.stop();
+      throw error;
+    },
+  );
+  console.log(`graphx dev: serving ${configPath} at ${runtime.url}`);
+  stopOnSignals(runtime, async () => embedded?.stop());
 }

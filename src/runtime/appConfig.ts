@@ -1,0 +1,89 @@
+/**
+ * graphx.json of an application: `graphs` (`"name": "./file.ts:export"`), `env` (object or .env path), `auth.path`.
+ * Unknown keys are kept and ignored, so configuration files written for the anchors load unchanged.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseEnv } from 'node:util';
+import Joi from 'joi';
+import { ConfigError } from '../config';
+
+export interface ModuleExportRef {
+  /** Absolute path of the module file. */
+  file: string;
+  exportName: string;
+}
+
+export interface GraphSpec extends ModuleExportRef {
+  graphId: string;
+  description: string | null;
+}
+
+export interface AppConfig {
+  appDir: string;
+  graphs: GraphSpec[];
+  env: Record<string, string>;
+  auth: ModuleExportRef | null;
+}
+
+const exportRef = Joi.string().pattern(/^[^:]+(:[A-Za-z_$][\w$]*)?$/, '<file>:<export>');
+
+const schema = Joi.object({
+  graphs: Joi.object()
+    .pattern(/^[A-Za-z0-9_.-]+$/, Joi.alternatives(exportRef, Joi.object({ path: exportRef.required(), description: Joi.string() }).unknown(true)))
+    .min(1)
+    .required(),
+  env: Joi.alternatives(Joi.object().pattern(/.*/, Joi.alternatives(Joi.string(), Joi.number(), Joi.boolean())), Joi.string()),
+  auth: Joi.object({ path: exportRef.required() }).unknown(true),
+}).unknown(true);
+
+function parseRef(ref: string, appDir: string): ModuleExportRef {
+  const separator = ref.lastIndexOf(':');
+  const [file, exportName] = separator > 0 ? [ref.slice(0, separator), ref.slice(separator + 1)] : [ref, 'default'];
+  return { file: path.resolve(appDir, file), exportName };
+}
+
+function readEnv(env: unknown, appDir: string): Record<string, string> {
+  if (env === undefined) return {};
+  if (typeof env === 'string') {
+    const file = path.resolve(appDir, env);
+    if (!fs.existsSync(file)) throw new ConfigError(`graphx.json: env file ${env} not found`);
+    return parseEnv(fs.readFileSync(file, 'utf8')) as Record<string, string>;
+  }
+  return Object.fromEntries(Object.entries(env as Record<string, unknown>).map(([key, value]) => [key, String(value)]));
+}
+
+/**
+ * Reads and validates graphx.json.
+ * @throws ConfigError when the file is missing, not JSON, or does not match the schema.
+ */
+export function loadAppConfig(configPath: string): AppConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(configPath, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`Cannot read ${configPath}: ${(error as Error).message}`);
+  }
+  const { value, error } = schema.validate(raw, { abortEarly: true });
+  if (error) throw new ConfigError(`Invalid ${path.basename(configPath)}: ${error.message}`);
+  const appDir = path.dirname(path.resolve(configPath));
+  const graphs = Object.entries(value.graphs as Record<string, string | { path: string; description?: string }>).map(
+    ([graphId, entry]) => {
+      const ref = typeof entry === 'string' ? entry : entry.path;
+      return { graphId, description: typeof entry === 'string' ? null : (entry.description ?? null), ...parseRef(ref, appDir) };
+    },
+  );
+  return {
+    appDir,
+    graphs,
+    env: readEnv(value.env, appDir),
+    auth: value.auth ? parseRef(value.auth.path, appDir) : null,
+  };
+}
+
+/** Applies graphx.json `env` without overriding what the process already has (the deployment's secrets win). */
+export function applyAppEnv(env: Record<string, string>): void {
+  for (const [key, value] of Object.entries(env)) {
+    if (process.env[key] === undefined) process.env[key] = value;
+  }
+}

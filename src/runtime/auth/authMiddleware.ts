@@ -1,0 +1,83 @@
+/**
+ * Who is calling. Three modes: custom auth (the app's `Auth` object), the deployment tenant's `X-Api-Key` verified by
+ * the control plane, or nobody (`graphx dev` without custom auth). A debugging-UI request (`x-auth-scheme:
+ * graphx-studio`) is admitted only with a valid control-plane key; the header alone is never trusted.
+ */
+import type Koa from 'koa';
+import { UnauthorizedError } from '../../domain/errors';
+import { ControlPlaneUnavailableError, type ControlPlaneClient } from '../controlPlaneClient';
+import { HttpExceptionError } from '../http/errors';
+import type { AuthorizationCallback } from './authorization';
+import { normaliseAuthResult, studioUser, type AuthUser, type RequestAuth } from './authUser';
+
+/** The shape of `Auth` from `@langchain/langgraph-sdk/auth` (the app's own copy, so matched by shape). */
+export interface CustomAuth {
+  '~handlerCache': {
+    authenticate?: (request: Request) => unknown;
+    callbacks?: Record<string, AuthorizationCallback>;
+  };
+}
+
+/** True when `value` looks like an `Auth` instance. */
+export function isCustomAuth(value: unknown): value is CustomAuth {
+  return typeof value === 'object' && value !== null && typeof (value as CustomAuth)['~handlerCache'] === 'object';
+}
+
+const PUBLIC_PATHS = new Set(['/ok', '/info']);
+const STUDIO_SCHEME = 'graphx-studio';
+
+/** The Fetch `Request` custom `authenticate` handlers receive. */
+function toFetchRequest(ctx: Koa.Context): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(ctx.headers)) {
+    if (typeof value === 'string') headers.set(name, value);
+    else if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+  }
+  const hasBody = ctx.method !== 'GET' && ctx.method !== 'HEAD' && ctx.state.body !== undefined;
+  return new Request(`http://${ctx.host || 'localhost'}${ctx.url}`, {
+    method: ctx.method,
+    headers,
+    body: hasBody ? JSON.stringify(ctx.state.body) : undefined,
+  });
+}
+
+async function verifiedKeyOwner(controlPlane: ControlPlaneClient | null, apiKey: string): Promise<string | null> {
+  if (!controlPlane || !apiKey) return null;
+  try {
+    const verdict = await controlPlane.verifyApiKey(apiKey);
+    return verdict.valid ? (verdict.owner ?? 'api-key') : null;
+  } catch (error) {
+    if (error instanceof ControlPlaneUnavailableError) {
+      throw new HttpExceptionError(503, 'Cannot verify the API key right now: the control plane is unreachable.');
+    }
+    throw error;
+  }
+}
+
+/** Sets `ctx.state.auth` for every route except /ok and /info. */
+export function authMiddleware(options: { customAuth: CustomAuth | null; controlPlane: ControlPlaneClient | null }): Koa.Middleware {
+  const { customAuth, controlPlane } = options;
+  return async (ctx, next) => {
+    if (PUBLIC_PATHS.has(ctx.path)) return next();
+    let user: AuthUser | null = null;
+    const apiKey = ctx.get('x-api-key');
+    if (ctx.get('x-auth-scheme') === STUDIO_SCHEME) {
+      const owner = await verifiedKeyOwner(controlPlane, apiKey);
+      if (!owner) throw new UnauthorizedError('A debugging-UI request needs a valid X-Api-Key of this deployment.');
+      user = studioUser(owner);
+    } else if (customAuth?.['~handlerCache'].authenticate) {
+      try {
+        user = normaliseAuthResult(await customAuth['~handlerCache'].authenticate(toFetchRequest(ctx)));
+      } catch (error) {
+        throw HttpExceptionError.from(error) ?? error;
+      }
+    } else if (controlPlane) {
+      if (!apiKey) throw new UnauthorizedError('Missing X-Api-Key header.');
+      const owner = await verifiedKeyOwner(controlPlane, apiKey);
+      if (!owner) throw new UnauthorizedError('Invalid API key.');
+      user = { identity: owner, display_name: owner, is_authenticated: true, permissions: [] };
+    }
+    ctx.state.auth = { user } satisfies RequestAuth;
+    await next();
+  };
+}

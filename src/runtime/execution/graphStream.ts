@@ -1,0 +1,122 @@
+/**
+ * Runs a graph and turns its stream into the SSE events of CONTRACT §6. The library's stream modes are a different
+ * set from the API's: `messages-tuple` is the library's `messages`; the API's legacy `messages` is derived from the
+ * library's `messages` (token chunks → `messages/partial`) and `values` (new ids → `messages/complete`). `values` is
+ * always requested internally, because the last one is the run's output and the thread's new values.
+ */
+import type { RunnableGraph } from '../graphs';
+import { isMessage } from './serialize';
+
+export const API_STREAM_MODES = [
+  'values',
+  'updates',
+  'messages',
+  'messages-tuple',
+  'custom',
+  'debug',
+  'tasks',
+  'checkpoints',
+  'events',
+] as const;
+export type ApiStreamMode = (typeof API_STREAM_MODES)[number];
+
+export interface StreamEvent {
+  event: string;
+  data: unknown;
+}
+
+export interface GraphRunOutcome {
+  status: 'success' | 'error' | 'interrupted';
+  /** The last `values` chunk (the graph's state at the end). */
+  finalValues: unknown;
+  interrupted: boolean;
+  error: { error: string; message: string } | null;
+}
+
+function libraryModes(modes: ApiStreamMode[]): string[] {
+  const library = new Set<string>(['values']);
+  for (const mode of modes) {
+    if (mode === 'messages-tuple' || mode === 'messages') library.add('messages');
+    else if (mode !== 'events') library.add(mode);
+  }
+  return [...library];
+}
+
+/** Legacy `messages` mode: the accumulated message per id, and which ids were completed. */
+class LegacyMessagesState {
+  private readonly partial = new Map<string, { concat?: (other: unknown) => unknown }>();
+  private readonly completed = new Set<string>();
+
+  *fromChunk(message: unknown, metadata: unknown): Generator<StreamEvent> {
+    // Only streamed tokens (message chunks, which have `concat`) are partials; whole messages a node returned are
+    // reported once, as complete, from the next values chunk.
+    if (!isMessage(message) || typeof message.concat !== 'function' || !message.id) return;
+    const previous = this.partial.get(message.id);
+    if (!previous) yield { event: 'messages/metadata', data: { [message.id]: { metadata } } };
+    const accumulated = previous?.concat ? previous.concat(message) : message;
+    this.partial.set(message.id, accumulated as { concat?: (other: unknown) => unknown });
+    yield { event: 'messages/partial', data: [accumulated] };
+  }
+
+  *fromValues(values: unknown): Generator<StreamEvent> {
+    const messages = Array.isArray(values) ? values : (values as { messages?: unknown } | null)?.messages;
+    if (!Array.isArray(messages)) return;
+    const fresh = messages.filter((message) => isMessage(message) && message.id && !this.completed.has(message.id));
+    for (const message of fresh) this.completed.add(message.id);
+    if (fresh.length > 0) yield { event: 'messages/complete', data: fresh };
+  }
+}
+
+/**
+ * Streams one run. Events are yielded as they come; the outcome is written into `outcome` when the generator ends
+ * (a failure becomes an `error` event, never a throw).
+ */
+export async function* streamGraph(
+  graph: RunnableGraph,
+  input: unknown,
+  options: { modes: ApiStreamMode[]; config: Record<string, unknown>; signal: AbortSignal; subgraphs: boolean },
+  outcome: GraphRunOutcome,
+): AsyncGenerator<StreamEvent> {
+  const wanted = new Set(options.modes);
+  const legacy = wanted.has('messages') ? new LegacyMessagesState() : null;
+  try {
+    const stream = await graph.stream(input, {
+      ...options.config,
+      streamMode: libraryModes(options.modes),
+      subgraphs: options.subgraphs,
+      signal: options.signal,
+    });
+    for await (const item of stream) {
+      const parts = item as unknown[];
+      const [namespace, mode, chunk] = options.subgraphs ? (parts as [string[], string, unknown]) : [[], parts[0] as string, parts[1]];
+      const suffix = namespace.length > 0 ? `|${namespace.join('|')}` : '';
+      if (mode === 'values') {
+        if (!suffix) {
+          outcome.finalValues = chunk;
+          if (chunk && typeof chunk === 'object' && '__interrupt__' in chunk) outcome.interrupted = true;
+        }
+        if (wanted.has('values')) yield { event: `values${suffix}`, data: chunk };
+        if (legacy) for (const event of legacy.fromValues(chunk)) yield { ...event, event: event.event + suffix };
+      } else if (mode === 'messages') {
+        const [message, metadata] = chunk as [unknown, unknown];
+        if (wanted.has('messages-tuple')) yield { event: `messages${suffix}`, data: chunk };
+        if (legacy) for (const event of legacy.fromChunk(message, metadata)) yield { ...event, event: event.event + suffix };
+      } else if (mode === 'updates' && chunk && typeof chunk === 'object' && '__interrupt__' in chunk) {
+        outcome.interrupted = true;
+        if (wanted.has('updates')) yield { event: `updates${suffix}`, data: chunk };
+      } else {
+        yield { event: `${mode}${suffix}`, data: chunk };
+      }
+    }
+    outcome.status = outcome.interrupted ? 'interrupted' : 'success';
+  } catch (error) {
+    if (options.signal.aborted) {
+      outcome.status = 'interrupted';
+      return;
+    }
+    const failure = error as Error;
+    outcome.status = 'error';
+    outcome.error = { error: failure?.name || 'Error', message: failure?.message ?? String(error) };
+    yield { event: 'error', data: outcome.error };
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * One run from request to record: resolve the graph, authorize (`threads:create_run`), claim the thread, build the
+ * run's config (the authenticated user overwrites anything the client sent), stream, then release the thread and
+ * hand the finished run to the recorder. Runs execute in the process that received the request: no queue, no poll.
+ */
+import crypto from 'node:crypto';
+import { ConflictError, NotFoundError } from '../../domain/errors';
+import { authorize, type AuthFilter } from '../auth/authorization';
+import type { CustomAuth } from '../auth/authMiddleware';
+import type { AuthUser } from '../auth/authUser';
+import type { GraphRegistry, LoadedGraph } from '../graphs';
+import type { RunRecorder } from '../recording/runRecorder';
+import type { Run, RunStore } from '../storage/runStore';
+import type { ThreadStatus, ThreadStore } from '../storage/threadStore';
+import { streamGraph, type ApiStreamMode, type GraphRunOutcome, type StreamEvent } from './graphStream';
+import { toWireJson, truncateJson } from './serialize';
+
+export interface RunRequest {
+  assistant_id: string;
+  input?: unknown;
+  command?: Record<string, unknown> | null;
+  config?: { configurable?: Record<string, unknown>; tags?: string[]; recursion_limit?: number; [key: string]: unknown };
+  context?: unknown;
+  metadata?: Record<string, unknown>;
+  stream_mode: ApiStreamMode[];
+  stream_subgraphs?: boolean;
+  on_disconnect: 'cancel' | 'continue';
+  multitask_strategy?: string;
+  if_not_exists?: 'reject' | 'create';
+}
+
+export interface PreparedRun {
+  run: Run;
+  graph: LoadedGraph;
+  stateful: boolean;
+  request: RunRequest;
+  graphConfig: Record<string, unknown>;
+  startedAt: number;
+}
+
+const AUTH_KEYS = ['graphx_auth_user', 'graphx_auth_user_id', 'graphx_auth_permissions'];
+
+export class RunService {
+  constructor(
+    private readonly deps: {
+      graphs: GraphRegistry;
+      threads: ThreadStore;
+      runs: RunStore;
+      recorder: RunRecorder;
+      customAuth: CustomAuth | null;
+      tracing: boolean;
+      commandClass: () => Promise<new (fields: Record<string, unknown>) => unknown>;
+    },
+  ) {}
+
+  /**
+   * Everything that can fail with a 4xx happens here, before any byte of the stream: unknown assistant (404),
+   * forbidden (403), thread missing or outside the filter (404), thread busy (409).
+   */
+  async prepare(user: AuthUser | null, threadId: string | null, request: RunRequest): Promise<PreparedRun> {
+    const graph = this.deps.graphs.find(request.assistant_id);
+    if (!graph) throw new NotFoundError(`Assistant ${request.assistant_id} not found: use a graph name of graphx.json or its assistant id.`);
+    const runId = crypto.randomUUID();
+    const authValue: Record<string, unknown> = {
+      thread_id: threadId ?? undefined,
+      assistant_id: graph.assistant.assistant_id,
+      run_id: runId,
+      status: 'pending',
+      metadata: { ...(request.metadata ?? {}) },
+      multitask_strategy: request.multitask_strategy,
+      if_not_exists: request.if_not_exists,
+      kwargs: request,
+    };
+    const filter: AuthFilter = user ? await authorize(this.deps.customAuth?.['~handlerCache'].callbacks, user, 'threads', 'create_run', authValue) : {};
+    const runMetadata = (authValue.metadata ?? {}) as Record<string, unknown>;
+    const now = new Date().toISOString();
+    const run: Run = {
+      run_id: runId,
+      thread_id: threadId,
+      assistant_id: graph.assistant.assistant_id,
+      status: 'running',
+      metadata: runMetadata,
+      kwargs: request as unknown as Record<string, unknown>,
+      multitask_strategy: threadId ? (request.multitask_strategy ?? 'reject') : null,
+      created_at: now,
+      updated_at: now,
+    };
+    if (threadId) {
+      const graphMetadata = { graph_id: graph.spec.graphId, assistant_id: graph.assistant.assistant_id };
+      const claim = await this.deps.threads.claimForRun(threadId, filter, graphMetadata, request.if_not_exists === 'create' ? runMetadata : null);
+      if (claim === 'missing') throw new NotFoundError(`Thread with ID ${threadId} not found.`);
+      // Every multitask strategy answers a busy thread like `reject`: runs execute where they were received.
+      if (claim === 'busy') throw new ConflictError(`Thread ${threadId} is already running a task. Wait for it to finish.`);
+      try {
+        await this.deps.runs.insert(run);
+      } catch (error) {
+        await this.deps.threads.releaseAfterRun(threadId, { status: 'idle', valuesJson: null, interrupts: {}, error: null });
+        throw error;
+      }
+    }
+    return { run, graph, stateful: threadId !== null, request, graphConfig: this.graphConfig(user, run, graph, request), startedAt: Date.now() };
+  }
+
+  private graphConfig(user: AuthUser | null, run: Run, graph: LoadedGraph, request: RunRequest): Record<string, unknown> {
+    const { configurable: clientConfigurable, recursion_limit: recursionLimit, ...restConfig } = request.config ?? {};
+    // A threadless run still gets a thread id (a temporary one, never stored), as the anchors do.
+    const threadId = run.thread_id ?? crypto.randomUUID();
+    const configurable: Record<string, unknown> = {
+      ...(clientConfigurable ?? {}),
+      run_id: run.run_id,
+      thread_id: threadId,
+      graph_id: graph.spec.graphId,
+      assistant_id: graph.assistant.assistant_id,
+    };
+    for (const key of AUTH_KEYS) delete configurable[key];
+    if (user) {
+      configurable.graphx_auth_user = user;
+      configurable.graphx_auth_user_id = user.identity;
+      configurable.graphx_auth_permissions = user.permissions;
+      configurable.user_id ??= user.identity;
+    }
+    const config: Record<string, unknown> = {
+      ...restConfig,
+      configurable,
+      metadata: { ...run.metadata, graph_id: graph.spec.graphId, assistant_id: graph.assistant.assistant_id, run_id: run.run_id, thread_id: threadId, run_attempt: 1 },
+    };
+    if (typeof recursionLimit === 'number') config.recursionLimit = recursionLimit;
+    if (request.context !== undefined && request.context !== null) config.context = request.context;
+    return config;
+  }
+
+  /** Streams the run: `metadata` first, then the graph's events; records the run when the stream ends in any way. */
+  async *execute(prepared: PreparedRun, signal: AbortSignal): AsyncGenerator<StreamEvent> {
+    const { run, request } = prepared;
+    const outcome: GraphRunOutcome = { status: 'error', finalValues: undefined, interrupted: false, error: null };
+    try {
+      yield { event: 'metadata', data: { run_id: run.run_id, attempt: 1 } };
+      const graph = await prepared.graph.forRun(prepared.graphConfig, prepared.stateful);
+      const input = request.command ? new (await this.deps.commandClass())(request.command) : (request.input ?? null);
+      yield* streamGraph(graph, input, { modes: request.stream_mode, config: prepared.graphConfig, signal, subgraphs: Boolean(request.stream_subgraphs) }, outcome);
+    } catch (error) {
+      outcome.status = 'error';
+      outcome.error = { error: (error as Error).name || 'Error', message: (error as Error).message };
+      yield { event: 'error', data: outcome.error };
+    } finally {
+      if (signal.aborted && outcome.status !== 'error') outcome.status = 'interrupted';
+      await this.finish(prepared, outcome);
+    }
+  }
+
+  private async finish(prepared: PreparedRun, outcome: GraphRunOutcome): Promise<void> {
+    const { run } = prepared;
+    const valuesJson = outcome.finalValues === undefined ? null : toWireJson(outcome.finalValues);
+    const endedAt = new Date();
+    const status = outcome.status;
+    if (run.thread_id) {
+      const threadStatus: ThreadStatus = status === 'error' ? 'error' : outcome.interrupted ? 'interrupted' : 'idle';
+      // The thread is released before the stream closes, so the client's next run on it is never refused as busy.
+      await Promise.all([
+        this.deps.threads.releaseAfterRun(run.thread_id, { status: threadStatus, valuesJson, interrupts: {}, error: outcome.error?.message ?? null }),
+        this.deps.runs.setStatus(run.run_id, status),
+      ]);
+    }
+    const finished: Run | null = run.thread_id ? null : { ...run, status, updated_at: endedAt.toISOString() };
+    const trace = this.deps.tracing
+      ? {
+          run_id: run.run_id,
+          thread_id: run.thread_id,
+          assistant_id: prepared.graph.spec.graphId,
+          status,
+          start_time: new Date(prepared.startedAt).toISOString(),
+          end_time: endedAt.toISOString(),
+          error: outcome.error ? `${outcome.error.error}: ${outcome.error.message}` : null,
+          inputs: truncateJson(toWireJson(prepared.request.input ?? prepared.request.command ?? null)),
+          outputs: valuesJson === null ? null : truncateJson(valuesJson),
+        }
+      : null;
+    this.deps.recorder.record(finished, trace);
+  }
+
+  /** Runs to the end and returns the final values (`POST .../runs/wait`); a failure is `{"__error__": …}`. */
+  async wait(prepared: PreparedRun, signal: AbortSignal): Promise<unknown> {
+    let last: unknown = null;
+    for await (const event of this.execute({ ...prepared, request: { ...prepared.request, stream_mode: ['values'] } }, signal)) {
+      if (event.event === 'values') last = event.data;
+      if (event.event === 'error') return { __error__: event.data };
+    }
+    return last;
+  }
+}

@@ -1,0 +1,37 @@
+/** What the runtime's routes are built from, and the per-request helpers they share. */
+import type Koa from 'koa';
+import { authorize, type AuthFilter } from '../../auth/authorization';
+import type { CustomAuth } from '../../auth/authMiddleware';
+import type { AuthUser, RequestAuth } from '../../auth/authUser';
+import type { RunService } from '../../execution/runService';
+import type { GraphRegistry } from '../../graphs';
+import type { RunStore } from '../../storage/runStore';
+import type { ThreadStore } from '../../storage/threadStore';
+
+export interface RuntimeServices {
+  graphs: GraphRegistry;
+  threads: ThreadStore;
+  runs: RunStore;
+  runService: RunService;
+  customAuth: CustomAuth | null;
+  /** Deleting a thread also drops its checkpoints. */
+  deleteCheckpoints: (threadId: string) => Promise<void>;
+  info: Record<string, unknown>;
+}
+
+export function userOf(ctx: Koa.Context): AuthUser | null {
+  return (ctx.state.auth as RequestAuth | undefined)?.user ?? null;
+}
+
+/** Runs the app's authorization handler for `resource:action` (none without a user or custom auth). */
+export async function filterFor(
+  services: RuntimeServices,
+  ctx: Koa.Context,
+  resource: 'threads' | 'assistants',
+  action: string,
+  value: Record<string, unknown>,
+): Promise<AuthFilter> {
+  const user = userOf(ctx);
+  if (!user) return {};
+  return authorize(services.customAuth?.['~handlerCache'].callbacks, user, resource, action, value);
+}

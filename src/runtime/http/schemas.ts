@@ -1,0 +1,82 @@
+/**
+ * Request schemas of the agent-server API, with the field names of the anchors (reference/agent-server.md §2).
+ * Unknown fields are accepted and ignored, so clients of newer SDK versions keep working.
+ */
+import Joi from 'joi';
+import { API_STREAM_MODES } from '../execution/graphStream';
+
+const uuid = Joi.string().guid();
+const jsonObject = Joi.object().unknown(true);
+const streamMode = Joi.string().valid(...API_STREAM_MODES);
+const threadStatus = Joi.string().valid('idle', 'busy', 'interrupted', 'error');
+
+export const threadIdParams = Joi.object({ threadId: uuid.required() });
+export const assistantIdParams = Joi.object({ assistantId: Joi.string().required() });
+
+export const runBody = Joi.object({
+  assistant_id: Joi.string().min(1).required(),
+  input: Joi.any().allow(null),
+  command: jsonObject.allow(null),
+  config: Joi.object({
+    configurable: jsonObject.allow(null),
+    tags: Joi.array().items(Joi.string()),
+    recursion_limit: Joi.number().integer().min(1),
+  })
+    .unknown(true)
+    .allow(null),
+  context: Joi.any().allow(null),
+  metadata: jsonObject.allow(null),
+  stream_mode: Joi.alternatives(streamMode, Joi.array().items(streamMode)),
+  stream_subgraphs: Joi.boolean(),
+  on_disconnect: Joi.string().valid('cancel', 'continue').default('cancel'),
+  multitask_strategy: Joi.string().valid('reject', 'rollback', 'interrupt', 'enqueue'),
+  if_not_exists: Joi.string().valid('reject', 'create'),
+}).unknown(true);
+
+export const threadCreateBody = Joi.object({
+  thread_id: uuid,
+  metadata: jsonObject.allow(null).default({}),
+  if_exists: Joi.string().valid('raise', 'do_nothing').default('raise'),
+})
+  .unknown(true)
+  .default({});
+
+export const threadPatchBody = Joi.object({ metadata: jsonObject.required() }).unknown(true);
+
+const searchFields = {
+  metadata: jsonObject.allow(null),
+  values: jsonObject.allow(null),
+  status: threadStatus,
+  ids: Joi.array().items(uuid),
+  limit: Joi.number().integer().min(1).max(1000).default(10),
+  offset: Joi.number().integer().min(0).default(0),
+  sort_by: Joi.string().valid('thread_id', 'status', 'created_at', 'updated_at').default('created_at'),
+  sort_order: Joi.string().valid('asc', 'desc').default('desc'),
+};
+
+export const threadSearchBody = Joi.object(searchFields).unknown(true).default({});
+export const threadCountBody = Joi.object({ metadata: searchFields.metadata, values: searchFields.values, status: threadStatus })
+  .unknown(true)
+  .default({});
+
+/** GET /threads: the same filters as POST /threads/search, `metadata`/`values` as JSON text, `ids` comma-separated. */
+export const threadSearchQuery = Joi.object({
+  ...searchFields,
+  metadata: Joi.string().custom((text: string) => JSON.parse(text), 'JSON object'),
+  values: Joi.string().custom((text: string) => JSON.parse(text), 'JSON object'),
+  ids: Joi.string().custom((text: string) => text.split(',').filter(Boolean), 'comma-separated ids'),
+}).unknown(true);
+
+export const assistantSearchBody = Joi.object({
+  graph_id: Joi.string(),
+  metadata: jsonObject.allow(null),
+  limit: Joi.number().integer().min(1).max(1000).default(10),
+  offset: Joi.number().integer().min(0).default(0),
+})
+  .unknown(true)
+  .default({});
+
+export const runListQuery = Joi.object({
+  limit: Joi.number().integer().min(1).max(1000).default(10),
+  offset: Joi.number().integer().min(0).default(0),
+}).unknown(true);

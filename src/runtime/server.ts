@@ -1,0 +1,154 @@
+/**
+ * Builds and serves the runtime: database pool and schema, checkpointer, graphs, auth, routes, recorder. `stop()`
+ * stops accepting, lets running streams finish (up to 30 s), then drains the run records.
+ */
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import Router from '@koa/router';
+import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+import Koa from 'koa';
+import { Pool } from 'pg';
+import { errorMiddleware } from '../api/middleware/errors';
+import { jsonBodyMiddleware } from '../api/middleware/jsonBody';
+import { requestIdMiddleware } from '../api/middleware/requestId';
+import { ConfigError } from '../config';
+import { logger } from '../logger';
+import { applyAppEnv, loadAppConfig } from './appConfig';
+import { authMiddleware, isCustomAuth, type CustomAuth } from './auth/authMiddleware';
+import { ControlPlaneClient } from './controlPlaneClient';
+import { RunService } from './execution/runService';
+import { GraphRegistry } from './graphs';
+import { httpExceptionMiddleware } from './http/errors';
+import { registerAssistantRoutes } from './http/routes/assistantRoutes';
+import type { RuntimeServices } from './http/routes/context';
+import { registerMetaRoutes } from './http/routes/metaRoutes';
+import { registerRunRoutes } from './http/routes/runRoutes';
+import { registerThreadRoutes } from './http/routes/threadRoutes';
+import { importExport } from './moduleLoader';
+import { RunRecorder } from './recording/runRecorder';
+import { TraceShipper } from './recording/traceShipper';
+import { RunStore } from './storage/runStore';
+import { ensureRuntimeSchema } from './storage/schema';
+import { ThreadStore } from './storage/threadStore';
+
+export interface RuntimeOptions {
+  configPath: string;
+  databaseUri: string;
+  port: number;
+  host: string;
+  /** Null in `graphx dev`: no API-key check, no tracing. */
+  controlPlane: { url: string; serviceToken: string } | null;
+}
+
+export interface RunningRuntime {
+  url: string;
+  port: number;
+  stop: () => Promise<void>;
+}
+
+const DRAIN_TIMEOUT_MS = 30_000;
+
+function packageVersion(appDir: string, name: string): string | null {
+  try {
+    return (createRequire(path.join(appDir, 'noop.js'))(`${name}/package.json`) as { version: string }).version;
+  } catch {
+    return null;
+  }
+}
+
+async function loadCustomAuth(config: ReturnType<typeof loadAppConfig>): Promise<CustomAuth | null> {
+  if (!config.auth) return null;
+  const exported = await importExport(config.auth);
+  if (!isCustomAuth(exported)) throw new ConfigError(`auth.path ${config.auth.file}:${config.auth.exportName} is not an Auth object`);
+  return exported;
+}
+
+/**
+ * Starts one runtime instance and resolves once it serves (GET /ok answers 200).
+ * @throws ConfigError for a bad graphx.json, a graph or auth module that does not load.
+ */
+export async function startRuntime(options: RuntimeOptions): Promise<RunningRuntime> {
+  const appConfig = loadAppConfig(options.configPath);
+  applyAppEnv(appConfig.env);
+
+  const pool = new Pool({ connectionString: options.databaseUri, max: 20 });
+  pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
+  const checkpointer = new PostgresSaver(pool);
+  await ensureRuntimeSchema(pool, checkpointer);
+
+  const graphs = await GraphRegistry.load(appConfig.graphs, checkpointer);
+  const customAuth = await loadCustomAuth(appConfig);
+  const controlPlane = options.controlPlane ? new ControlPlaneClient(options.controlPlane.url, options.controlPlane.serviceToken) : null;
+
+  const threads = new ThreadStore(pool);
+  const runs = new RunStore(pool);
+  const shipper = controlPlane ? new TraceShipper(runs, controlPlane) : null;
+  const recorder = new RunRecorder(runs, () => shipper?.kick());
+  const appRequire = createRequire(path.join(appConfig.appDir, 'noop.js'));
+  const runService = new RunService({
+    graphs,
+    threads,
+    runs,
+    recorder,
+    customAuth,
+    tracing: controlPlane !== null,
+    // The app's own Command class: LangGraph recognises a resume command by its class.
+    commandClass: async () => ((await import(appRequire.resolve('@langchain/langgraph'))) as { Command: any }).Command,
+  });
+
+  const services: RuntimeServices = {
+    graphs,
+    threads,
+    runs,
+    runService,
+    customAuth,
+    deleteCheckpoints: (threadId) => checkpointer.deleteThread(threadId),
+    info: {
+      version: '0.1.0',
+      langgraph_js_version: packageVersion(appConfig.appDir, '@langchain/langgraph'),
+      context: 'js',
+      flags: { assistants: true, crons: false, langsmith: false, graphx: true },
+    },
+  };
+
+  const router = new Router();
+  registerMetaRoutes(router, services);
+  registerAssistantRoutes(router, services);
+  registerThreadRoutes(router, services);
+  registerRunRoutes(router, services);
+
+  const app = new Koa();
+  app.use(requestIdMiddleware());
+  app.use(errorMiddleware());
+  app.use(httpExceptionMiddleware());
+  app.use(jsonBodyMiddleware());
+  app.use(authMiddleware({ customAuth, controlPlane }));
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const port = (server.address() as { port: number }).port;
+  shipper?.kick();
+  logger.info({ port, graphs: appConfig.graphs.map((graph) => graph.graphId), customAuth: Boolean(customAuth) }, 'runtime serving');
+
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const deadline = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
+      await closed;
+      clearTimeout(deadline);
+      await recorder.close();
+      await shipper?.close();
+      await pool.end();
+    })());
+
+  return { url: `http://${options.host}:${port}`, port, stop };
+}

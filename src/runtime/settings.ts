@@ -1,0 +1,58 @@
+/**
+ * The runtime's environment, read and validated once. A rollout sets these (docs/internal-contracts.md, "Rollout →
+ * runtime"); `graphx dev` builds the same object from its flags instead. Kept apart from src/config because the
+ * runtime runs with the deployment's environment only, never the control plane's.
+ */
+import path from 'node:path';
+import Joi from 'joi';
+import { ConfigError } from '../config';
+
+export interface RuntimeSettings {
+  port: number;
+  host: string;
+  /** The deployment's own PostgreSQL database. */
+  databaseUri: string;
+  /** Absolute path of graphx.json; its directory is the application directory. */
+  configPath: string;
+  deploymentId: string | null;
+  revisionId: string | null;
+  tenantId: string | null;
+  /** Control-plane base URL; null in `graphx dev` (no API-key check, no tracing). */
+  controlPlaneUrl: string | null;
+  serviceToken: string | null;
+}
+
+const schema = Joi.object({
+  PORT: Joi.number().integer().min(0).max(65535).default(8000),
+  HOST: Joi.string().default('127.0.0.1'),
+  DATABASE_URI: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).required(),
+  GRAPHX_CONFIG_PATH: Joi.string().min(1).default('graphx.json'),
+  GRAPHX_DEPLOYMENT_ID: Joi.string().empty(''),
+  GRAPHX_REVISION_ID: Joi.string().empty(''),
+  GRAPHX_TENANT_ID: Joi.string().empty(''),
+  GRAPHX_CONTROL_PLANE_URL: Joi.string().uri({ scheme: ['http', 'https'] }).required(),
+  GRAPHX_SERVICE_TOKEN: Joi.string().min(8).required(),
+}).unknown(true);
+
+/**
+ * Reads the settings of a deployed runtime from `env`.
+ * @throws ConfigError naming the first missing or bad variable.
+ */
+export function runtimeSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): RuntimeSettings {
+  const { value, error } = schema.validate(env, { abortEarly: true, convert: true });
+  if (error) {
+    const variable = String(error.details[0]?.path[0] ?? '?');
+    throw new ConfigError(`Invalid runtime environment: ${variable}: ${error.details[0]?.message}`);
+  }
+  return {
+    port: value.PORT,
+    host: value.HOST,
+    databaseUri: value.DATABASE_URI,
+    configPath: path.resolve(value.GRAPHX_CONFIG_PATH),
+    deploymentId: value.GRAPHX_DEPLOYMENT_ID ?? null,
+    revisionId: value.GRAPHX_REVISION_ID ?? null,
+    tenantId: value.GRAPHX_TENANT_ID ?? null,
+    controlPlaneUrl: String(value.GRAPHX_CONTROL_PLANE_URL).replace(/\/+$/, ''),
+    serviceToken: value.GRAPHX_SERVICE_TOKEN,
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * The runtime's tables in the deployment's own database, created on start. Several instances of one revision start
+ * together, so creation (ours and the checkpointer's migrations) runs under one advisory lock.
+ */
+import type { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+import type { Pool } from 'pg';
+
+// Arbitrary constant shared by every runtime instance: "graphx runtime schema".
+const SCHEMA_LOCK_KEY = 7_384_112_019;
+
+const STATEMENTS = [
+  `CREATE TABLE IF NOT EXISTS graphx_threads (
+     thread_id uuid PRIMARY KEY,
+     created_at timestamptz NOT NULL DEFAULT now(),
+     updated_at timestamptz NOT NULL DEFAULT now(),
+     metadata jsonb NOT NULL DEFAULT '{}',
+     status text NOT NULL DEFAULT 'idle',
+     config jsonb NOT NULL DEFAULT '{}',
+     "values" jsonb,
+     interrupts jsonb NOT NULL DEFAULT '{}',
+     error text)`,
+  `COMMENT ON TABLE graphx_threads IS 'Threads of the agent server; state itself lives in the checkpoint tables'`,
+  `CREATE INDEX IF NOT EXISTS graphx_threads_metadata ON graphx_threads USING gin (metadata jsonb_path_ops)`,
+  `CREATE INDEX IF NOT EXISTS graphx_threads_created ON graphx_threads (created_at DESC)`,
+  `CREATE TABLE IF NOT EXISTS graphx_runs (
+     run_id uuid PRIMARY KEY,
+     thread_id uuid,
+     assistant_id text NOT NULL,
+     status text NOT NULL,
+     metadata jsonb NOT NULL DEFAULT '{}',
+     kwargs jsonb NOT NULL DEFAULT '{}',
+     multitask_strategy text,
+     created_at timestamptz NOT NULL DEFAULT now(),
+     updated_at timestamptz NOT NULL DEFAULT now())`,
+  `COMMENT ON TABLE graphx_runs IS 'Runs; threadless runs are written in batches after they finish'`,
+  `CREATE INDEX IF NOT EXISTS graphx_runs_thread ON graphx_runs (thread_id, created_at DESC)`,
+  `CREATE TABLE IF NOT EXISTS graphx_trace_outbox (
+     run_id uuid PRIMARY KEY,
+     record jsonb NOT NULL,
+     created_at timestamptz NOT NULL DEFAULT now(),
+     claimed_until timestamptz NOT NULL DEFAULT '-infinity')`,
+  `COMMENT ON TABLE graphx_trace_outbox IS 'Run records not yet accepted by the control plane; deleted once delivered'`,
+];
+
+/** Creates the runtime tables and the checkpointer's tables, once across concurrently starting instances. */
+export async function ensureRuntimeSchema(pool: Pool, checkpointer: PostgresSaver): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [SCHEMA_LOCK_KEY]);
+    for (const statement of STATEMENTS) await client.query(statement);
+    await checkpointer.setup();
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [SCHEMA_LOCK_KEY]).catch(() => undefined);
+    client.release();
+  }
+}

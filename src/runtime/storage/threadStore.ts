@@ -1,0 +1,174 @@
+/**
+ * Threads in PostgreSQL. Every read and write takes the caller's authorization filter (a JSONB containment object,
+ * see auth/authorization.ts), so a thread outside it behaves exactly like a missing one.
+ */
+import crypto from 'node:crypto';
+import type { Pool } from 'pg';
+import { ConflictError } from '../../domain/errors';
+
+export type ThreadStatus = 'idle' | 'busy' | 'interrupted' | 'error';
+
+export interface Thread {
+  thread_id: string;
+  created_at: string;
+  updated_at: string;
+  metadata: Record<string, unknown>;
+  status: ThreadStatus;
+  config: Record<string, unknown>;
+  values: unknown;
+  interrupts: Record<string, unknown>;
+  error?: string | null;
+}
+
+export interface ThreadQuery {
+  metadata?: Record<string, unknown>;
+  values?: Record<string, unknown>;
+  status?: ThreadStatus;
+  ids?: string[];
+  limit: number;
+  offset: number;
+  sortBy: 'thread_id' | 'status' | 'created_at' | 'updated_at';
+  sortOrder: 'asc' | 'desc';
+}
+
+/** An authorization filter as a JSONB containment object; `{}` matches every thread. */
+export type ContainmentFilter = Record<string, unknown>;
+
+const COLUMNS = 'thread_id, created_at, updated_at, metadata, status, config, "values", interrupts, error';
+
+function toThread(row: Record<string, any>): Thread {
+  return {
+    thread_id: row.thread_id,
+    created_at: (row.created_at as Date).toISOString(),
+    updated_at: (row.updated_at as Date).toISOString(),
+    metadata: row.metadata,
+    status: row.status,
+    config: row.config,
+    values: row.values ?? null,
+    interrupts: row.interrupts,
+    error: row.error ?? null,
+  };
+}
+
+/** Builds the WHERE clause of a search: every condition ANDed, the auth filter always included. */
+function searchConditions(query: Omit<ThreadQuery, 'limit' | 'offset' | 'sortBy' | 'sortOrder'>, filter: ContainmentFilter) {
+  const conditions = ['metadata @> $1'];
+  const params: unknown[] = [JSON.stringify(filter)];
+  if (query.metadata && Object.keys(query.metadata).length > 0) {
+    params.push(JSON.stringify(query.metadata));
+    conditions.push(`metadata @> $${params.length}`);
+  }
+  if (query.values && Object.keys(query.values).length > 0) {
+    params.push(JSON.stringify(query.values));
+    conditions.push(`"values" @> $${params.length}`);
+  }
+  if (query.status) {
+    params.push(query.status);
+    conditions.push(`status = $${params.length}`);
+  }
+  if (query.ids) {
+    params.push(query.ids);
+    conditions.push(`thread_id = ANY($${params.length}::uuid[])`);
+  }
+  return { where: conditions.join(' AND '), params };
+}
+
+export class ThreadStore {
+  constructor(private readonly pool: Pool) {}
+
+  /** Creates a thread; an existing id is a conflict unless `ifExists` is `do_nothing` and the caller may see it. */
+  async create(input: { threadId?: string; metadata: Record<string, unknown>; ifExists: 'raise' | 'do_nothing' }, filter: ContainmentFilter): Promise<Thread> {
+    const threadId = input.threadId ?? crypto.randomUUID();
+    const inserted = await this.pool.query(
+      `INSERT INTO graphx_threads (thread_id, metadata) VALUES ($1, $2) ON CONFLICT (thread_id) DO NOTHING RETURNING ${COLUMNS}`,
+      [threadId, JSON.stringify(input.metadata)],
+    );
+    if (inserted.rows[0]) return toThread(inserted.rows[0]);
+    const existing = input.ifExists === 'do_nothing' ? await this.get(threadId, filter) : null;
+    if (!existing) throw new ConflictError(`Thread with ID ${threadId} already exists.`);
+    return existing;
+  }
+
+  async get(threadId: string, filter: ContainmentFilter): Promise<Thread | null> {
+    const result = await this.pool.query(`SELECT ${COLUMNS} FROM graphx_threads WHERE thread_id = $1 AND metadata @> $2`, [
+      threadId,
+      JSON.stringify(filter),
+    ]);
+    return result.rows[0] ? toThread(result.rows[0]) : null;
+  }
+
+  /** Merges `metadata` into the thread's metadata. */
+  async patchMetadata(threadId: string, metadata: Record<string, unknown>, filter: ContainmentFilter): Promise<Thread | null> {
+    const result = await this.pool.query(
+      `UPDATE graphx_threads SET metadata = metadata || $3, updated_at = now()
+        WHERE thread_id = $1 AND metadata @> $2 RETURNING ${COLUMNS}`,
+      [threadId, JSON.stringify(filter), JSON.stringify(metadata)],
+    );
+    return result.rows[0] ? toThread(result.rows[0]) : null;
+  }
+
+  async delete(threadId: string, filter: ContainmentFilter): Promise<boolean> {
+    const result = await this.pool.query('DELETE FROM graphx_threads WHERE thread_id = $1 AND metadata @> $2', [
+      threadId,
+      JSON.stringify(filter),
+    ]);
+    if (result.rowCount === 0) return false;
+    await this.pool.query('DELETE FROM graphx_runs WHERE thread_id = $1', [threadId]);
+    return true;
+  }
+
+  async search(query: ThreadQuery, filter: ContainmentFilter): Promise<{ threads: Thread[]; total: number }> {
+    const { where, params } = searchConditions(query, filter);
+    // sortBy and sortOrder are validated enums, so interpolating them is safe.
+    const result = await this.pool.query(
+      `SELECT ${COLUMNS}, count(*) OVER () AS total FROM graphx_threads WHERE ${where}
+        ORDER BY ${query.sortBy} ${query.sortOrder}, thread_id LIMIT ${query.limit} OFFSET ${query.offset}`,
+      params,
+    );
+    return { threads: result.rows.map(toThread), total: Number(result.rows[0]?.total ?? 0) };
+  }
+
+  async count(query: Omit<ThreadQuery, 'limit' | 'offset' | 'sortBy' | 'sortOrder'>, filter: ContainmentFilter): Promise<number> {
+    const { where, params } = searchConditions(query, filter);
+    const result = await this.pool.query(`SELECT count(*)::int AS count FROM graphx_threads WHERE ${where}`, params);
+    return result.rows[0].count;
+  }
+
+  /**
+   * Marks the thread busy for a run (the guard that makes "one run per thread" hold across instances), creating it
+   * with `createWithMetadata` when missing (null: do not create). `graphMetadata` (graph_id, assistant_id) is merged into its metadata as the anchors do.
+   */
+  async claimForRun(
+    threadId: string,
+    filter: ContainmentFilter,
+    graphMetadata: Record<string, unknown>,
+    createWithMetadata: Record<string, unknown> | null,
+  ): Promise<'claimed' | 'busy' | 'missing'> {
+    const claim = () =>
+      this.pool.query(
+        `UPDATE graphx_threads SET status = 'busy', updated_at = now(), metadata = metadata || $3
+          WHERE thread_id = $1 AND metadata @> $2 AND status <> 'busy'`,
+        [threadId, JSON.stringify(filter), JSON.stringify(graphMetadata)],
+      );
+    if ((await claim()).rowCount === 1) return 'claimed';
+    if (await this.get(threadId, filter)) return 'busy';
+    if (!createWithMetadata) return 'missing';
+    const created = await this.pool.query(
+      `INSERT INTO graphx_threads (thread_id, metadata, status) VALUES ($1, $2, 'busy') ON CONFLICT (thread_id) DO NOTHING`,
+      [threadId, JSON.stringify({ ...createWithMetadata, ...graphMetadata })],
+    );
+    return created.rowCount === 1 ? 'claimed' : 'busy';
+  }
+
+  /** Ends a run on the thread: its new status and the latest state values (for search results). */
+  async releaseAfterRun(
+    threadId: string,
+    outcome: { status: ThreadStatus; valuesJson: string | null; interrupts: Record<string, unknown>; error: string | null },
+  ): Promise<void> {
+    await this.pool.query(
+      `UPDATE graphx_threads SET status = $2, "values" = COALESCE($3::jsonb, "values"), interrupts = $4, error = $5,
+              updated_at = now() WHERE thread_id = $1`,
+      [threadId, outcome.status, outcome.valuesJson, JSON.stringify(outcome.interrupts), outcome.error],
+    );
+  }
+}
