@@ -1,0 +1,35 @@
+import { ConfigError, loadConfig } from '../../src/config';
+
+describe('configuration', () => {
+  it('applies the documented defaults of the embedded stack', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      gatewayPort: 8123,
+      temporalUiPort: 8233,
+      databaseUrl: null,
+      temporalAddress: null,
+      deploymentMode: 'cloud',
+      allowFileRepos: false,
+      unusedAfterDays: 28,
+    });
+    expect(config.dataDir).toMatch(/\/data$/);
+  });
+
+  it.each([
+    ['PORT', 'eighty', /PORT="eighty": "PORT" must be a number/],
+    ['GRAPHX_DEPLOYMENT_MODE', 'hybrid', /GRAPHX_DEPLOYMENT_MODE="hybrid": .*must be one of \[cloud, self_hosted\]/],
+    ['TEMPORAL_ADDRESS', 'http://temporal', /TEMPORAL_ADDRESS=.*host:port/],
+    ['DATABASE_URL', 'mysql://x/y', /DATABASE_URL=.*postgres/],
+    ['GRAPHX_SECRET_KEY', 'short', /GRAPHX_SECRET_KEY=.*64 hex digits/],
+  ])('stops start-up on a bad %s with a message naming it and what it accepts', (name, value, message) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(message);
+  });
+
+  it('reads 1/0 flags', () => {
+    expect(loadConfig({ GRAPHX_ALLOW_FILE_REPOS: '1' }).allowFileRepos).toBe(true);
+    expect(loadConfig({ GRAPHX_ALLOW_FILE_REPOS: '0' }).allowFileRepos).toBe(false);
+  });
+});
