@@ -13,7 +13,7 @@ describe('docker-compose.yml', () => {
     const ajv = new Ajv2019({ strict: false, allErrors: true });
     // The file names its meta-schema with a trailing '#', which ajv does not resolve; the 2019-09 dialect is ajv's own.
     const { $schema: _metaSchema, ...specification } = schema;
-    const validate = ajv.compile(withoutLegacyIds(specification));
+    const validate = ajv.compile(withoutLegacyIds(specification) as object);
     const valid = validate(compose);
     expect(validate.errors ?? []).toEqual([]);
     expect(valid).toBe(true);
