@@ -2,8 +2,10 @@
 import type { Knex } from 'knex';
 import * as coreSchema from './20261123000000_core_schema';
 import * as authService from './20261123000100_auth_service';
+import * as authAttemptOutcome from './20261124000500_auth_attempt_outcome';
 
 export const migrations: Record<string, Knex.Migration> = {
   '20261123000000_core_schema': coreSchema,
   '20261123000100_auth_service': authService,
+  '20261124000500_auth_attempt_outcome': authAttemptOutcome,
 };
