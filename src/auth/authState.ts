@@ -16,7 +16,9 @@ const PURPOSE = 'graphx-oauth-state-v1';
 
 /** Encodes and signs a state for an attempt. */
 export function encodeState(secretBox: SecretBox, payload: StatePayload): string {
-  const body = Buffer.from(JSON.stringify({ a: payload.authId, p: payload.providerPk, e: payload.expiresAt })).toString('base64url');
+  const body = Buffer.from(JSON.stringify({ a: payload.authId, p: payload.providerPk, e: payload.expiresAt })).toString(
+    'base64url',
+  );
   return `${body}.${secretBox.sign(`${PURPOSE}:${body}`)}`;
 }
 

@@ -78,7 +78,10 @@ export class AuthorizationFlow {
    * integration. Any failure leaves the attempt failed and nothing stored.
    * @throws InputError for a bad, reused, expired or foreign state, or a refused exchange.
    */
-  async finish(pathProviderId: string, input: { code: string; state: string; installationId?: number }): Promise<FinishedAuthorization> {
+  async finish(
+    pathProviderId: string,
+    input: { code: string; state: string; installationId?: number },
+  ): Promise<FinishedAuthorization> {
     const { attempt, provider } = await this.consumeState(pathProviderId, input.state);
     const attempts = new OAuthAttemptRepository(this.deps.db);
     let tokens;
@@ -123,7 +126,10 @@ export class AuthorizationFlow {
    * The provider sent the user back with `error`: the attempt (if the state is good) fails, nothing is stored.
    * @throws InputError always, describing the provider's error.
    */
-  async failFromProvider(pathProviderId: string, input: { state?: string; error: string; errorDescription?: string }): Promise<never> {
+  async failFromProvider(
+    pathProviderId: string,
+    input: { state?: string; error: string; errorDescription?: string },
+  ): Promise<never> {
     const reason = `Authorization failed at the provider: ${printable(input.error)}${
       input.errorDescription ? ` (${printable(input.errorDescription)})` : ''
     }.`;
@@ -153,7 +159,10 @@ export class AuthorizationFlow {
   }
 
   /** Verifies the signature, the attempt, its provider and expiry, then marks the state used (once, atomically). */
-  private async consumeState(pathProviderId: string, state: string): Promise<{ attempt: OAuthAttemptRecord; provider: OAuthProviderRecord }> {
+  private async consumeState(
+    pathProviderId: string,
+    state: string,
+  ): Promise<{ attempt: OAuthAttemptRecord; provider: OAuthProviderRecord }> {
     const payload = decodeState(this.deps.secretBox, state);
     if (!payload) throw invalidState();
     const attempt = await new OAuthAttemptRepository(this.deps.db).findForCallback(payload.authId);
@@ -176,10 +185,14 @@ function outcomeOf(attempt: OAuthAttemptRecord | null): { status: WaitStatus; me
   if (!attempt) return { status: 'not_found', message: 'No such authorization attempt.' };
   if (attempt.status === 'completed') return { status: 'completed' };
   if (attempt.status === 'failed') return { status: 'not_found', message: attempt.failureReason ?? 'The authorization failed.' };
-  if (attempt.expiresAt.getTime() <= Date.now()) return { status: 'not_found', message: 'The authorization attempt has expired.' };
+  if (attempt.expiresAt.getTime() <= Date.now())
+    return { status: 'not_found', message: 'The authorization attempt has expired.' };
   return null;
 }
 
 function printable(text: string): string {
-  return text.replace(/[^\x20-\x7E]/g, ' ').slice(0, 200).trim();
+  return text
+    .replace(/[^\x20-\x7E]/g, ' ')
+    .slice(0, 200)
+    .trim();
 }

@@ -19,9 +19,7 @@ export function oauthUrlProblem(value: string, allowInsecure: boolean): { msg: s
   if (url.protocol === 'https:') return null;
   if (url.protocol === 'http:' && allowInsecure && LOOPBACK_HOSTS.has(url.hostname)) return null;
   return {
-    msg: allowInsecure
-      ? "URL scheme should be 'https' (or 'http' to 127.0.0.1 or localhost)"
-      : "URL scheme should be 'https'",
+    msg: allowInsecure ? "URL scheme should be 'https' (or 'http' to 127.0.0.1 or localhost)" : "URL scheme should be 'https'",
     type: 'url_scheme',
   };
 }

@@ -30,7 +30,11 @@ export class ProviderService {
     const isPublic = body.token_endpoint_auth_method === 'none';
     if (!isPublic && !body.client_secret) {
       throw new ValidationError([
-        { loc: ['body', 'client_secret'], msg: `Field required when token_endpoint_auth_method is ${body.token_endpoint_auth_method}`, type: 'missing' },
+        {
+          loc: ['body', 'client_secret'],
+          msg: `Field required when token_endpoint_auth_method is ${body.token_endpoint_auth_method}`,
+          type: 'missing',
+        },
       ]);
     }
     try {

@@ -8,7 +8,9 @@ export const PROVIDER_TYPES = ['vendor_a', 'vendor_b'] as const;
 export const CODE_CHALLENGE_METHODS = ['S256'] as const;
 
 const providerSlug = Joi.string().pattern(PROVIDER_ID_PATTERN, 'provider id (lowercase letters, digits, - and _)');
-const oauthUrl = Joi.string().uri({ scheme: ['http', 'https'] }).max(2000);
+const oauthUrl = Joi.string()
+  .uri({ scheme: ['http', 'https'] })
+  .max(2000);
 
 export interface ProviderCreateBody {
   provider_id: string;
@@ -31,9 +33,16 @@ export const providerCreateBody = Joi.object<ProviderCreateBody>({
   auth_url: oauthUrl.required(),
   token_url: oauthUrl.required(),
   uses_pkce: Joi.boolean().default(false),
-  code_challenge_method: Joi.string().valid(...CODE_CHALLENGE_METHODS).default('S256'),
-  token_endpoint_auth_method: Joi.string().valid(...TOKEN_ENDPOINT_AUTH_METHODS).default('client_secret_post'),
-  provider_type: Joi.string().valid(...PROVIDER_TYPES).allow(null).default(null),
+  code_challenge_method: Joi.string()
+    .valid(...CODE_CHALLENGE_METHODS)
+    .default('S256'),
+  token_endpoint_auth_method: Joi.string()
+    .valid(...TOKEN_ENDPOINT_AUTH_METHODS)
+    .default('client_secret_post'),
+  provider_type: Joi.string()
+    .valid(...PROVIDER_TYPES)
+    .allow(null)
+    .default(null),
 }).required();
 
 export interface ProviderUpdateBody {
@@ -57,7 +66,9 @@ export const providerUpdateBody = Joi.object<ProviderUpdateBody>({
   auth_url: oauthUrl.allow(null),
   token_url: oauthUrl.allow(null),
   uses_pkce: Joi.boolean().allow(null),
-  code_challenge_method: Joi.string().valid(...CODE_CHALLENGE_METHODS).allow(null),
+  code_challenge_method: Joi.string()
+    .valid(...CODE_CHALLENGE_METHODS)
+    .allow(null),
   provider_id: Joi.string(),
   provider_type: Joi.string().allow(null),
   token_endpoint_auth_method: Joi.string(),
@@ -98,7 +109,14 @@ export interface AuthenticateBody {
 
 export const authenticateBody = Joi.object<AuthenticateBody>({
   provider: providerSlug.required(),
-  scopes: Joi.array().items(Joi.string().pattern(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'scope token').max(200)).max(50).required(),
+  scopes: Joi.array()
+    .items(
+      Joi.string()
+        .pattern(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'scope token')
+        .max(200),
+    )
+    .max(50)
+    .required(),
   // Accepted for compatibility with clients of the real service; tokens here belong to the tenant.
   user_id: Joi.string().max(200).allow(null),
   agent_id: Joi.string().max(200).allow(null),

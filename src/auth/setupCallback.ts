@@ -18,9 +18,17 @@ export interface CallbackOutcome {
  * The OAuth callback: `error` fails the attempt; `code` and `state` finish it.
  * @throws InputError for a provider error, a missing parameter, or a bad state.
  */
-export async function handleOAuthCallback(flow: AuthorizationFlow, providerId: string, query: CallbackQuery): Promise<CallbackOutcome> {
+export async function handleOAuthCallback(
+  flow: AuthorizationFlow,
+  providerId: string,
+  query: CallbackQuery,
+): Promise<CallbackOutcome> {
   if (query.error) {
-    return flow.failFromProvider(providerId, { state: query.state, error: query.error, errorDescription: query.error_description });
+    return flow.failFromProvider(providerId, {
+      state: query.state,
+      error: query.error,
+      errorDescription: query.error_description,
+    });
   }
   if (!query.code || !query.state) throw new InputError('Both code and state are required to finish the authorization.');
   const finished = await flow.finish(providerId, { code: query.code, state: query.state, installationId: query.installation_id });
@@ -38,7 +46,11 @@ export async function handleOAuthCallback(flow: AuthorizationFlow, providerId: s
  * with `code` and `state` is the OAuth callback; `install` alone is acknowledged, but its `installation_id` is not
  * recorded, because without an exchange nothing proves it is the caller's.
  */
-export async function handleSetupCallback(flow: AuthorizationFlow, providerId: string, query: CallbackQuery): Promise<CallbackOutcome> {
+export async function handleSetupCallback(
+  flow: AuthorizationFlow,
+  providerId: string,
+  query: CallbackQuery,
+): Promise<CallbackOutcome> {
   if (query.error) return handleOAuthCallback(flow, providerId, query);
   if (query.setup_action === 'update') {
     return { status: 'updated', message: 'The installation was updated. You can close this window.' };

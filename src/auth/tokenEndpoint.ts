@@ -44,7 +44,10 @@ function formEncode(value: string): string {
   return encodeURIComponent(value).replace(/%20/g, '+');
 }
 
-function withClientAuthentication(client: TokenEndpointClient, grant: Record<string, string>): { headers: Record<string, string>; body: URLSearchParams } {
+function withClientAuthentication(
+  client: TokenEndpointClient,
+  grant: Record<string, string>,
+): { headers: Record<string, string>; body: URLSearchParams } {
   const body = new URLSearchParams(grant);
   const headers: Record<string, string> = {
     accept: 'application/json',
@@ -62,7 +65,12 @@ function withClientAuthentication(client: TokenEndpointClient, grant: Record<str
 
 /** Keeps a provider-supplied error text printable and short before it reaches a response or a log. */
 function clean(text: unknown): string {
-  return typeof text === 'string' ? text.replace(/[^\x20-\x7E]/g, ' ').slice(0, 200).trim() : '';
+  return typeof text === 'string'
+    ? text
+        .replace(/[^\x20-\x7E]/g, ' ')
+        .slice(0, 200)
+        .trim()
+    : '';
 }
 
 /** Some code hosts still answer form-encoded unless told otherwise; read both. */
@@ -103,7 +111,13 @@ export async function requestTokens(client: TokenEndpointClient, grant: Record<s
   let response: Response;
   try {
     // Never follow redirects: they would carry the client credentials somewhere the provider record does not name.
-    response = await fetch(client.tokenUrl, { method: 'POST', headers, body, redirect: 'error', signal: AbortSignal.timeout(TIMEOUT_MS) });
+    response = await fetch(client.tokenUrl, {
+      method: 'POST',
+      headers,
+      body,
+      redirect: 'error',
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
     throw new TokenEndpointError(`The token endpoint could not be reached (${clean(cause)}).`, 'unreachable');

@@ -149,6 +149,15 @@ async function serveInThisProcess(): Promise<void> {
   server.on('request', provider.callback());
   process.stdout.write(`issuer=${issuer}\n`);
   process.on('SIGTERM', () => server.close(() => process.exit(0)));
+  // A test run that dies without calling stop() must not leave this server behind.
+  const parentPid = process.ppid;
+  setInterval(() => {
+    try {
+      process.kill(parentPid, 0);
+    } catch {
+      process.exit(0);
+    }
+  }, 1000).unref();
 }
 
 if (process.argv.includes('--serve') && require.main === module) {

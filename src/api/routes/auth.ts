@@ -48,7 +48,10 @@ export function registerAuthRoutes(router: Router, registry: RouteRegistry, deps
       summary: 'Create an OAuth provider',
       tags,
       body: providerCreateBody,
-      responses: { 200: { description: 'The provider (without its secret)', schema: providerResponse }, 409: { description: 'provider_id taken', schema: detail } },
+      responses: {
+        200: { description: 'The provider (without its secret)', schema: providerResponse },
+        409: { description: 'provider_id taken', schema: detail },
+      },
     },
     async (ctx, { body }) => {
       ctx.body = await providers.create(tenantOf(ctx).tenantId, body);
@@ -57,7 +60,14 @@ export function registerAuthRoutes(router: Router, registry: RouteRegistry, deps
 
   registry.add<unknown, Page, unknown>(
     router,
-    { method: 'get', path: '/v2/auth/providers', summary: 'List OAuth providers', tags, query: pageQuery, responses: { 200: { description: 'Page of providers' } } },
+    {
+      method: 'get',
+      path: '/v2/auth/providers',
+      summary: 'List OAuth providers',
+      tags,
+      query: pageQuery,
+      responses: { 200: { description: 'Page of providers' } },
+    },
     async (ctx, { query }) => {
       ctx.body = await providers.list(tenantOf(ctx).tenantId, query);
     },
@@ -87,7 +97,11 @@ export function registerAuthRoutes(router: Router, registry: RouteRegistry, deps
       tags,
       params: providerParams,
       body: providerUpdateBody,
-      responses: { 200: { description: 'The provider', schema: providerResponse }, 400: { description: 'Immutable field changed', schema: detail }, 404: notFound },
+      responses: {
+        200: { description: 'The provider', schema: providerResponse },
+        400: { description: 'Immutable field changed', schema: detail },
+        404: notFound,
+      },
     },
     async (ctx, { params, body }) => {
       ctx.body = await providers.update(tenantOf(ctx).tenantId, params.providerId, body);

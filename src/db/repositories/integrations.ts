@@ -35,7 +35,13 @@ export class CodehostIntegrationRepository {
    * Records the installation, or points an existing one (same tenant, provider and installation) at the new token:
    * installing again re-authorizes rather than duplicating. Returns the integration id.
    */
-  async upsert(integration: { id: string; tenantId: string; providerPk: string; installationId: number; tokenId: string }): Promise<string> {
+  async upsert(integration: {
+    id: string;
+    tenantId: string;
+    providerPk: string;
+    installationId: number;
+    tokenId: string;
+  }): Promise<string> {
     const [row] = await this.db('codehost_integrations')
       .insert({
         id: integration.id,

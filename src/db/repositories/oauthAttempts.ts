@@ -94,6 +94,11 @@ export class OAuthAttemptRepository {
   async markFailed(id: string, reason: string): Promise<void> {
     await this.db('oauth_attempts')
       .where({ id, status: 'pending' })
-      .update({ status: 'failed', failure_reason: reason.slice(0, 500), used_at: this.db.fn.now(), finished_at: this.db.fn.now() });
+      .update({
+        status: 'failed',
+        failure_reason: reason.slice(0, 500),
+        used_at: this.db.fn.now(),
+        finished_at: this.db.fn.now(),
+      });
   }
 }

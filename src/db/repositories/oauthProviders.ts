@@ -24,7 +24,10 @@ export interface OAuthProviderRecord {
 
 /** Fields a PATCH may change (already validated and, for the secret, encrypted). */
 export type OAuthProviderChanges = Partial<
-  Pick<OAuthProviderRecord, 'name' | 'clientId' | 'clientSecretEncrypted' | 'authUrl' | 'tokenUrl' | 'usesPkce' | 'codeChallengeMethod'>
+  Pick<
+    OAuthProviderRecord,
+    'name' | 'clientId' | 'clientSecretEncrypted' | 'authUrl' | 'tokenUrl' | 'usesPkce' | 'codeChallengeMethod'
+  >
 >;
 
 export function toOAuthProvider(row: Record<string, any>): OAuthProviderRecord {

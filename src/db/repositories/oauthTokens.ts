@@ -43,7 +43,9 @@ export function toOAuthToken(row: Record<string, any>): OAuthTokenRecord {
 export class OAuthTokenRepository {
   constructor(private readonly db: DbOrTx) {}
 
-  async insert(token: { id: string; tenantId: string; providerPk: string; attemptId: string | null } & EncryptedTokenSet): Promise<void> {
+  async insert(
+    token: { id: string; tenantId: string; providerPk: string; attemptId: string | null } & EncryptedTokenSet,
+  ): Promise<void> {
     await this.db('oauth_tokens').insert({
       id: token.id,
       tenant_id: token.tenantId,

@@ -30,7 +30,12 @@ export interface AuthStack {
   oauth: TestOAuthServer;
   api(path: string, options?: { method?: string; apiKey?: string; body?: unknown }): Promise<ApiAnswer>;
   /** Registers a provider pointing at the test authorization server, for the client of `method`. */
-  createProvider(apiKey: string, providerId: string, method: TokenEndpointAuthMethod, extra?: Record<string, unknown>): Promise<ApiAnswer>;
+  createProvider(
+    apiKey: string,
+    providerId: string,
+    method: TokenEndpointAuthMethod,
+    extra?: Record<string, unknown>,
+  ): Promise<ApiAnswer>;
   /** authenticate → browser (login, consent) → the redirect to our callback, not yet followed. */
   authorize(apiKey: string, providerId: string, scopes?: string[]): Promise<{ authId: string; callback: URL }>;
   tenant(label?: string): Promise<{ tenantId: string; apiKey: string }>;
@@ -38,7 +43,9 @@ export interface AuthStack {
 }
 
 /** Starts the API and the authorization server; call `stop` in afterAll. */
-export async function startAuthStack(options: { accessTokenTtlSeconds?: number; env?: Record<string, string> } = {}): Promise<AuthStack> {
+export async function startAuthStack(
+  options: { accessTokenTtlSeconds?: number; env?: Record<string, string> } = {},
+): Promise<AuthStack> {
   const db = testDb();
   const temporal: Client = await testTemporalClient();
   let app: Koa | null = null;

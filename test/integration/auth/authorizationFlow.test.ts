@@ -4,11 +4,10 @@ import type { TokenEndpointAuthMethod } from '../../support/oauthServer';
 describe('the authorization flow against a real OAuth 2 server', () => {
   let stack: AuthStack;
   let apiKey: string;
-  let tenantId: string;
 
   beforeAll(async () => {
     stack = await startAuthStack();
-    ({ apiKey, tenantId } = await stack.tenant('flow'));
+    ({ apiKey } = await stack.tenant('flow'));
     for (const [providerId, method] of [
       ['idp-basic', 'client_secret_basic'],
       ['idp-post', 'client_secret_post'],
@@ -47,32 +46,48 @@ describe('the authorization flow against a real OAuth 2 server', () => {
   });
 
   it('sends an S256 code_challenge with uses_pkce and none without it', async () => {
-    const withPkce = await stack.api('/v2/auth/authenticate', { method: 'POST', apiKey, body: { provider: 'idp-none', scopes: ['repo'] } });
+    const withPkce = await stack.api('/v2/auth/authenticate', {
+      method: 'POST',
+      apiKey,
+      body: { provider: 'idp-none', scopes: ['repo'] },
+    });
     const url = new URL(withPkce.body.url);
     expect(url.searchParams.get('code_challenge_method')).toBe('S256');
     expect(url.searchParams.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(url.searchParams.get('redirect_uri')).toBe(`${stack.baseUrl}/v2/auth/callback/idp-none`);
-    const withoutPkce = await stack.api('/v2/auth/authenticate', { method: 'POST', apiKey, body: { provider: 'idp-post', scopes: [] } });
+    const withoutPkce = await stack.api('/v2/auth/authenticate', {
+      method: 'POST',
+      apiKey,
+      body: { provider: 'idp-post', scopes: [] },
+    });
     expect(new URL(withoutPkce.body.url).searchParams.has('code_challenge')).toBe(false);
   });
 
   it.each([
     ['a wrong', (box: AuthStack['secretBox']) => box.encrypt('x'.repeat(43))],
     ['a missing', () => null],
-  ])('lets the authorization server refuse %s PKCE verifier: 400, attempt failed, nothing stored', async (_label, verifierFor) => {
-    // A confidential client with uses_pkce (the server does not demand PKCE of it, so only the challenge binds it).
-    const pkceTenant = await stack.tenant('pkce');
-    expect((await stack.createProvider(pkceTenant.apiKey, 'idp-basic', 'client_secret_basic', { uses_pkce: true })).status).toBe(200);
-    const { authId, callback } = await stack.authorize(pkceTenant.apiKey, 'idp-basic');
-    await stack.db('oauth_attempts').where({ id: authId }).update({ pkce_verifier_encrypted: verifierFor(stack.secretBox) });
+  ])(
+    'lets the authorization server refuse %s PKCE verifier: 400, attempt failed, nothing stored',
+    async (_label, verifierFor) => {
+      // A confidential client with uses_pkce (the server does not demand PKCE of it, so only the challenge binds it).
+      const pkceTenant = await stack.tenant('pkce');
+      expect(
+        (await stack.createProvider(pkceTenant.apiKey, 'idp-basic', 'client_secret_basic', { uses_pkce: true })).status,
+      ).toBe(200);
+      const { authId, callback } = await stack.authorize(pkceTenant.apiKey, 'idp-basic');
+      await stack
+        .db('oauth_attempts')
+        .where({ id: authId })
+        .update({ pkce_verifier_encrypted: verifierFor(stack.secretBox) });
 
-    const refused = await stack.api(pathOf(callback));
-    expect(refused.status).toBe(400);
-    expect(refused.body.detail).toMatch(/^The token endpoint refused the request: invalid_grant/);
-    expect(await tokensOf(authId)).toHaveLength(0);
-    const waited = await stack.api(`/v2/auth/wait/${authId}?timeout=0`, { apiKey: pkceTenant.apiKey });
-    expect(waited.body).toMatchObject({ status: 'not_found', message: expect.stringContaining('invalid_grant') });
-  });
+      const refused = await stack.api(pathOf(callback));
+      expect(refused.status).toBe(400);
+      expect(refused.body.detail).toMatch(/^The token endpoint refused the request: invalid_grant/);
+      expect(await tokensOf(authId)).toHaveLength(0);
+      const waited = await stack.api(`/v2/auth/wait/${authId}?timeout=0`, { apiKey: pkceTenant.apiKey });
+      expect(waited.body).toMatchObject({ status: 'not_found', message: expect.stringContaining('invalid_grant') });
+    },
+  );
 
   it('completes with the verifier it kept when uses_pkce is on for a confidential client', async () => {
     const pkceTenant = await stack.tenant('pkce-ok');
@@ -106,7 +121,10 @@ describe('the authorization flow against a real OAuth 2 server', () => {
 
   it('answers 400 to an expired state and stores nothing', async () => {
     const { authId, callback } = await stack.authorize(apiKey, 'idp-post');
-    await stack.db('oauth_attempts').where({ id: authId }).update({ expires_at: new Date(Date.now() - 1000) });
+    await stack
+      .db('oauth_attempts')
+      .where({ id: authId })
+      .update({ expires_at: new Date(Date.now() - 1000) });
     const answer = await stack.api(pathOf(callback));
     expect(answer).toMatchObject({ status: 400, body: { detail: 'The authorization attempt has expired; start it again.' } });
     expect(await tokensOf(authId)).toHaveLength(0);
@@ -124,19 +142,30 @@ describe('the authorization flow against a real OAuth 2 server', () => {
   });
 
   it('fails the attempt when the provider redirects back with error, storing nothing', async () => {
-    const started = await stack.api('/v2/auth/authenticate', { method: 'POST', apiKey, body: { provider: 'idp-post', scopes: ['repo'] } });
+    const started = await stack.api('/v2/auth/authenticate', {
+      method: 'POST',
+      apiKey,
+      body: { provider: 'idp-post', scopes: ['repo'] },
+    });
     const state = new URL(started.body.url).searchParams.get('state') as string;
     const answer = await stack.api(
       `/v2/auth/callback/idp-post?error=access_denied&error_description=${encodeURIComponent('User said no')}&state=${encodeURIComponent(state)}`,
     );
-    expect(answer).toMatchObject({ status: 400, body: { detail: 'Authorization failed at the provider: access_denied (User said no).' } });
+    expect(answer).toMatchObject({
+      status: 400,
+      body: { detail: 'Authorization failed at the provider: access_denied (User said no).' },
+    });
     expect(await tokensOf(started.body.auth_id)).toHaveLength(0);
     const waited = await stack.api(`/v2/auth/wait/${started.body.auth_id}?timeout=0`, { apiKey });
     expect(waited.body).toMatchObject({ status: 'not_found', message: expect.stringContaining('access_denied') });
   });
 
   it('reports timeout when nothing happens within the wait, and not_found for another tenant', async () => {
-    const started = await stack.api('/v2/auth/authenticate', { method: 'POST', apiKey, body: { provider: 'idp-post', scopes: ['repo'] } });
+    const started = await stack.api('/v2/auth/authenticate', {
+      method: 'POST',
+      apiKey,
+      body: { provider: 'idp-post', scopes: ['repo'] },
+    });
     const begun = Date.now();
     const waited = await stack.api(`/v2/auth/wait/${started.body.auth_id}?timeout=1`, { apiKey });
     expect(waited.body.status).toBe('timeout');
@@ -148,7 +177,9 @@ describe('the authorization flow against a real OAuth 2 server', () => {
 
   it('requires code and state on the callback, and an API key on authenticate and wait', async () => {
     expect((await stack.api('/v2/auth/callback/idp-post?code=abc')).status).toBe(400);
-    expect((await stack.api('/v2/auth/authenticate', { method: 'POST', body: { provider: 'idp-post', scopes: [] } })).status).toBe(401);
+    expect(
+      (await stack.api('/v2/auth/authenticate', { method: 'POST', body: { provider: 'idp-post', scopes: [] } })).status,
+    ).toBe(401);
     expect((await stack.api(`/v2/auth/wait/${crypto.randomUUID()}`)).status).toBe(401);
     const unknown = await stack.api('/v2/auth/authenticate', { method: 'POST', apiKey, body: { provider: 'nope', scopes: [] } });
     expect(unknown).toMatchObject({ status: 404, body: { detail: 'Provider nope not found.' } });

@@ -89,5 +89,9 @@ function formOf(page: Page): { action: string; hidden: Record<string, string> } 
 }
 
 function decodeEntities(text: string): string {
-  return text.replace(/&#x2F;/gi, '/').replace(/&amp;/g, '&').replace(/&#39;/g, "'").replace(/&quot;/g, '"');
+  return text
+    .replace(/&#x2F;/gi, '/')
+    .replace(/&amp;/g, '&')
+    .replace(/&#39;/g, "'")
+    .replace(/&quot;/g, '"');
 }

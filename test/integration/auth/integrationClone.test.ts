@@ -28,11 +28,15 @@ describe('clone tokens of a code-host integration', () => {
   const git = (args: string[], cwd: string, extra: Record<string, string> = {}) => run('git', args, { cwd, env: gitEnv(extra) });
 
   const expireToken = () =>
-    stack.db('oauth_tokens')
+    stack
+      .db('oauth_tokens')
       .whereIn('id', stack.db('codehost_integrations').select('token_id').where({ id: integrationId }))
       .update({ expires_at: new Date(Date.now() - 1000) });
   const tokenRow = () =>
-    stack.db('oauth_tokens').whereIn('id', stack.db('codehost_integrations').select('token_id').where({ id: integrationId })).first();
+    stack
+      .db('oauth_tokens')
+      .whereIn('id', stack.db('codehost_integrations').select('token_id').where({ id: integrationId }))
+      .first();
 
   beforeAll(async () => {
     workDir = makeDataDir('auth-clone');
@@ -68,7 +72,9 @@ describe('clone tokens of a code-host integration', () => {
     expect(await stack.oauth.isActiveToken(token)).toBe(true);
     expect(after.expires_at.getTime()).toBeGreaterThan(Date.now());
     expect(after.refresh_token_encrypted).toMatch(/^v1:/);
-    expect(stack.secretBox.decrypt(after.refresh_token_encrypted)).not.toBe(stack.secretBox.decrypt(before.refresh_token_encrypted));
+    expect(stack.secretBox.decrypt(after.refresh_token_encrypted)).not.toBe(
+      stack.secretBox.decrypt(before.refresh_token_encrypted),
+    );
     expect(JSON.stringify(after)).not.toContain(token);
   });
 
@@ -81,12 +87,18 @@ describe('clone tokens of a code-host integration', () => {
 
   it('refuses an expired token that has no refresh token with an InputError that says to authorize again', async () => {
     const saved = await tokenRow();
-    await stack.db('oauth_tokens').where({ id: saved.id }).update({ refresh_token_encrypted: null, expires_at: new Date(Date.now() - 1000) });
+    await stack
+      .db('oauth_tokens')
+      .where({ id: saved.id })
+      .update({ refresh_token_encrypted: null, expires_at: new Date(Date.now() - 1000) });
     try {
       await expect(getIntegrationCloneToken(stack, tenantId, integrationId)).rejects.toThrow(InputError);
       await expect(getIntegrationCloneToken(stack, tenantId, integrationId)).rejects.toThrow(/authorize the app again/);
     } finally {
-      await stack.db('oauth_tokens').where({ id: saved.id }).update({ refresh_token_encrypted: saved.refresh_token_encrypted, expires_at: saved.expires_at });
+      await stack
+        .db('oauth_tokens')
+        .where({ id: saved.id })
+        .update({ refresh_token_encrypted: saved.refresh_token_encrypted, expires_at: saved.expires_at });
     }
   });
 
@@ -135,7 +147,9 @@ describe('clone tokens of a code-host integration', () => {
       await expect(git(['clone', '-q', url, path.join(workDir, 'build-none')], workDir)).rejects.toMatchObject({
         stderr: expect.stringMatching(/could not read Username|Authentication failed/),
       });
-      await expect(git(['clone', '-q', url, path.join(workDir, 'build-wrong')], workDir, gitCredentialEnv('wrong-token'))).rejects.toMatchObject({
+      await expect(
+        git(['clone', '-q', url, path.join(workDir, 'build-wrong')], workDir, gitCredentialEnv('wrong-token')),
+      ).rejects.toMatchObject({
         stderr: expect.stringMatching(/could not read Username|Authentication failed|401/),
       });
       expect(fs.existsSync(path.join(workDir, 'build-none', '.git'))).toBe(false);

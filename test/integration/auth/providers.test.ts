@@ -65,7 +65,11 @@ describe('OAuth providers API', () => {
       body: { name: 'Renamed', client_secret: 'rotated-secret-2', uses_pkce: true, auth_url: null },
     });
     expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ name: 'Renamed', uses_pkce: true, auth_url: 'https://codehost.example/login/oauth/authorize' });
+    expect(patched.body).toMatchObject({
+      name: 'Renamed',
+      uses_pkce: true,
+      auth_url: 'https://codehost.example/login/oauth/authorize',
+    });
     expect(patched.text).not.toContain('rotated-secret-2');
     const row = await stack.db('oauth_providers').where({ tenant_id: tenantId, provider_id: 'github-local-dev' }).first();
     expect(stack.secretBox.decrypt(row.client_secret_encrypted)).toBe('rotated-secret-2');
@@ -87,7 +91,10 @@ describe('OAuth providers API', () => {
     const other = await stack.tenant('providers-stranger');
     const read = await stack.api('/v2/auth/providers/github-local-dev', { apiKey: other.apiKey });
     expect(read).toMatchObject({ status: 404, body: { detail: 'Provider github-local-dev not found.' } });
-    expect((await stack.api('/v2/auth/providers/github-local-dev', { method: 'PATCH', apiKey: other.apiKey, body: { name: 'x' } })).status).toBe(404);
+    expect(
+      (await stack.api('/v2/auth/providers/github-local-dev', { method: 'PATCH', apiKey: other.apiKey, body: { name: 'x' } }))
+        .status,
+    ).toBe(404);
     expect((await stack.api('/v2/auth/providers/github-local-dev', { method: 'DELETE', apiKey: other.apiKey })).status).toBe(404);
     expect((await stack.api('/v2/auth/providers', { apiKey: other.apiKey })).body.resources).toEqual([]);
     expect((await stack.api('/v2/auth/providers/github-local-dev', { apiKey })).status).toBe(200);
@@ -113,7 +120,11 @@ describe('OAuth providers API', () => {
   });
 
   it('requires client_secret unless the client is public, and keeps none for a public client', async () => {
-    const missing = await stack.api('/v2/auth/providers', { method: 'POST', apiKey, body: body({ provider_id: 'no-secret', client_secret: undefined }) });
+    const missing = await stack.api('/v2/auth/providers', {
+      method: 'POST',
+      apiKey,
+      body: body({ provider_id: 'no-secret', client_secret: undefined }),
+    });
     expect(missing.status).toBe(422);
     expect(missing.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'client_secret'], type: 'missing' })]);
     const publicClient = await stack.api('/v2/auth/providers', {
@@ -127,7 +138,11 @@ describe('OAuth providers API', () => {
   });
 
   it('accepts http://127.0.0.1 URLs only when insecure OAuth is allowed, and never other http hosts', async () => {
-    const local = body({ provider_id: 'local', auth_url: 'http://127.0.0.1:9999/auth', token_url: 'http://localhost:9999/token' });
+    const local = body({
+      provider_id: 'local',
+      auth_url: 'http://127.0.0.1:9999/auth',
+      token_url: 'http://localhost:9999/token',
+    });
     expect((await stack.api('/v2/auth/providers', { method: 'POST', apiKey, body: local })).status).toBe(200);
     const remote = await stack.api('/v2/auth/providers', {
       method: 'POST',
@@ -155,7 +170,10 @@ describe('OAuth providers API', () => {
       apiKey,
       body: { token_endpoint_auth_method: 'none' },
     });
-    expect(answer).toMatchObject({ status: 400, body: { detail: 'token_endpoint_auth_method cannot be changed; create a new provider instead.' } });
+    expect(answer).toMatchObject({
+      status: 400,
+      body: { detail: 'token_endpoint_auth_method cannot be changed; create a new provider instead.' },
+    });
   });
 
   it('requires X-Api-Key on every provider route and documents the auth routes in /openapi.json', async () => {
@@ -163,7 +181,15 @@ describe('OAuth providers API', () => {
     expect((await stack.api('/v2/auth/providers', { method: 'POST', body: body() })).status).toBe(401);
     expect((await stack.api('/v1/integrations/codehost/install')).status).toBe(401);
     const spec = await stack.api('/openapi.json');
-    for (const path of ['/v2/auth/providers', '/v2/auth/providers/{providerId}', '/v2/auth/authenticate', '/v2/auth/wait/{authId}', '/v2/auth/callback/{providerId}', '/v2/auth/setup/{providerId}', '/v1/integrations/codehost/install']) {
+    for (const path of [
+      '/v2/auth/providers',
+      '/v2/auth/providers/{providerId}',
+      '/v2/auth/authenticate',
+      '/v2/auth/wait/{authId}',
+      '/v2/auth/callback/{providerId}',
+      '/v2/auth/setup/{providerId}',
+      '/v1/integrations/codehost/install',
+    ]) {
       expect(spec.body.paths).toHaveProperty([path]);
     }
     expect(JSON.stringify(spec.body.paths['/v2/auth/providers'].post)).not.toContain('client_secret_encrypted');

@@ -41,14 +41,20 @@ describe('the code-hosting app setup URL and code-host integrations', () => {
   it('answers a request with a waiting-for-owner-approval page and stores nothing', async () => {
     const before = await storedCounts();
     const answer = await stack.api('/v2/auth/setup/codehost?setup_action=request');
-    expect(answer).toMatchObject({ status: 200, body: { status: 'pending_approval', message: expect.stringContaining('approve') } });
+    expect(answer).toMatchObject({
+      status: 200,
+      body: { status: 'pending_approval', message: expect.stringContaining('approve') },
+    });
     expect(await storedCounts()).toEqual(before);
   });
 
   it('answers a provider error with 400 and its description, storing nothing', async () => {
     const before = await storedCounts();
     const answer = await stack.api('/v2/auth/setup/codehost?error=access_denied&error_description=Denied%20by%20user');
-    expect(answer).toMatchObject({ status: 400, body: { detail: 'Authorization failed at the provider: access_denied (Denied by user).' } });
+    expect(answer).toMatchObject({
+      status: 400,
+      body: { detail: 'Authorization failed at the provider: access_denied (Denied by user).' },
+    });
     expect(await storedCounts()).toEqual(before);
   });
 
@@ -64,12 +70,23 @@ describe('the code-hosting app setup URL and code-host integrations', () => {
     const { authId, setupPath } = await installThroughSetupUrl(4242);
     const answer = await stack.api(setupPath);
     expect(answer.status).toBe(200);
-    expect(answer.body).toMatchObject({ status: 'completed', auth_id: authId, provider_id: 'codehost', integration_id: expect.any(String) });
+    expect(answer.body).toMatchObject({
+      status: 'completed',
+      auth_id: authId,
+      provider_id: 'codehost',
+      integration_id: expect.any(String),
+    });
 
     const listed = await stack.api('/v1/integrations/codehost/install', { apiKey });
     expect(listed.body).toEqual({
       resources: [
-        { id: answer.body.integration_id, provider_id: 'codehost', installation_id: 4242, created_at: expect.any(String), updated_at: expect.any(String) },
+        {
+          id: answer.body.integration_id,
+          provider_id: 'codehost',
+          installation_id: 4242,
+          created_at: expect.any(String),
+          updated_at: expect.any(String),
+        },
       ],
       offset: 1,
     });
@@ -103,7 +120,10 @@ describe('the code-hosting app setup URL and code-host integrations', () => {
     const unknownAction = await stack.api('/v2/auth/setup/codehost?setup_action=delete');
     expect(unknownAction.body.detail[0]).toMatchObject({ loc: ['query', 'setup_action'], type: 'enum' });
     const codeOnly = await stack.api('/v2/auth/setup/codehost?setup_action=install&code=abc&installation_id=1');
-    expect(codeOnly).toMatchObject({ status: 400, body: { detail: 'Both code and state are required to finish the authorization.' } });
+    expect(codeOnly).toMatchObject({
+      status: 400,
+      body: { detail: 'Both code and state are required to finish the authorization.' },
+    });
   });
 
   it("hides one tenant's integrations from another: not listed, and no clone token (NotFoundError)", async () => {
