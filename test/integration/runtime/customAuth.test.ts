@@ -1,0 +1,83 @@
+/**
+ * Custom auth (SPEC §5.3, CONTRACT §6) in `graphx dev`: the app's `Auth` from `@langchain/langgraph-sdk/auth`
+ * authenticates bearer tokens of two users and scopes threads to their owner. Driven by the official JS client.
+ */
+import { Client } from '@langchain/langgraph-sdk';
+import { createTestDatabase, startDevRuntime, type RuntimeProcess } from './support/runtimeHarness';
+
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let runtime: RuntimeProcess;
+let user1: Client;
+let user2: Client;
+const hi = { messages: [{ role: 'user', content: 'hi' }] };
+
+const clientFor = (token: string) => new Client({ apiUrl: runtime.url, apiKey: null, defaultHeaders: { Authorization: `Bearer ${token}` } });
+
+async function lastAnswer(client: Client, threadId: string | null, config?: Record<string, unknown>) {
+  let answer: any = null;
+  const options = { input: hi, streamMode: 'updates' as const, config };
+  const stream = threadId ? client.runs.stream(threadId, 'agent', options) : client.runs.stream(null, 'agent', options);
+  for await (const event of stream) {
+    if (event.event === 'updates') answer = JSON.parse((event.data as any).whoami.messages[0].content);
+    if (event.event === 'error') throw new Error(JSON.stringify(event.data));
+  }
+  return answer;
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase('auth');
+  runtime = await startDevRuntime('runtime-auth', database.url);
+  user1 = clientFor('user1-token');
+  user2 = clientFor('user2-token');
+});
+
+afterAll(async () => {
+  await runtime?.stop();
+  await database?.drop();
+});
+
+test('a missing or wrong token is a 401 with the detail the handler gave', async () => {
+  for (const headers of [{}, { authorization: 'Bearer nope' }] as Array<Record<string, string>>) {
+    const response = await fetch(`${runtime.url}/threads/search`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{}' });
+    expect(response.status).toBe(401);
+    expect(await response.json()).toEqual({ detail: 'Invalid token' });
+  }
+  expect((await fetch(`${runtime.url}/ok`)).status).toBe(200);
+});
+
+test('a node receives the authenticated user and its custom fields at configurable.graphx_auth_user', async () => {
+  expect(await lastAnswer(user1, null)).toEqual({ identity: 'user1', org_id: 'org-a', github_token: 'gh-user1', user_id: 'user1', kind: null });
+});
+
+test('a client cannot spoof graphx_auth_user through config', async () => {
+  const spoofed = { configurable: { graphx_auth_user: { identity: 'admin', org_id: 'org-z' }, graphx_auth_user_id: 'admin' } };
+  expect(await lastAnswer(user2, null, spoofed)).toMatchObject({ identity: 'user2', org_id: 'org-b', user_id: 'user2' });
+});
+
+test("user B cannot read, search, run on or delete user A's thread, which is stamped with A as owner", async () => {
+  const thread = await user1.threads.create({ metadata: { topic: 'secret' } });
+  expect(thread.metadata).toEqual({ topic: 'secret', owner: 'user1' });
+  expect(await lastAnswer(user1, thread.thread_id)).toMatchObject({ identity: 'user1' });
+
+  await expect(user2.threads.get(thread.thread_id)).rejects.toThrow(/404/);
+  await expect(user2.threads.getState(thread.thread_id)).rejects.toThrow(/404/);
+  await expect(user2.threads.update(thread.thread_id, { metadata: { owner: 'user2' } })).rejects.toThrow(/404/);
+  await expect(user2.threads.delete(thread.thread_id)).rejects.toThrow(/404/);
+  await expect(lastAnswer(user2, thread.thread_id)).rejects.toThrow(/404/);
+  expect((await user2.threads.search({ limit: 100 })).map((item) => item.thread_id)).not.toContain(thread.thread_id);
+  expect(await user2.threads.count({ metadata: { topic: 'secret' } })).toBe(0);
+  const listed = await fetch(`${runtime.url}/threads`, { headers: { authorization: 'Bearer user2-token' } });
+  expect(((await listed.json()) as Array<{ thread_id: string }>).map((item) => item.thread_id)).not.toContain(thread.thread_id);
+
+  expect((await user1.threads.search({ metadata: { topic: 'secret' } })).map((item) => item.thread_id)).toEqual([thread.thread_id]);
+  expect((await user1.threads.get(thread.thread_id)).metadata?.owner).toBe('user1');
+});
+
+test('a debugging-UI header without a verifiable API key is a 401, never a trusted user', async () => {
+  const response = await fetch(`${runtime.url}/threads/search`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-auth-scheme': 'graphx-studio' },
+    body: '{}',
+  });
+  expect(response.status).toBe(401);
+});
