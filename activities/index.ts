@@ -1,30 +1,38 @@
 /**
  * Activities are built by a factory from injected dependencies; only the worker's entry point builds the real ones.
+ * One module per step; shared helpers live in `support/` and in the local target.
  */
-import type { GraphxConfig } from '../src/config';
-import type { Db } from '../src/db/knex';
-import type { SecretBox } from '../src/security/secretBox';
-import type { LocalTarget } from '../src/targets/local';
+import { ApplicationFailure } from '@temporalio/activity';
+import { loadRevisionSpec, RevisionNotFoundError, type RevisionSpec } from '../src/targets/local/revisionSpec';
+import { buildApplicationActivity } from './build';
+import { cloneRepositoryActivity } from './clone';
+import { provisionDatabaseActivity } from './database';
+import type { ActivityDeps } from './deps';
+import { rolloutRevisionActivity } from './rollout';
+import { recordDeploymentStatusActivity, recordRevisionStatusActivity } from './status';
+import { teardownDeploymentActivity } from './teardown';
 import type { PipelineActivities } from './types';
 
-export interface ActivityDeps {
-  config: GraphxConfig;
-  db: Db;
-  secretBox: SecretBox;
-  target: LocalTarget;
-}
+export type { ActivityDeps } from './deps';
 
-export function createActivities(_deps: ActivityDeps): PipelineActivities {
-  const notYet = (name: string) => async () => {
-    throw new Error(`activity ${name} is not implemented yet`);
+/** Builds every pipeline activity from its dependencies. */
+export function createActivities(deps: ActivityDeps): PipelineActivities {
+  const load = async (revisionId: string): Promise<RevisionSpec> => {
+    try {
+      return await loadRevisionSpec(deps.db, deps.secretBox, revisionId);
+    } catch (error) {
+      // Retrying cannot make a missing revision appear.
+      if (error instanceof RevisionNotFoundError) throw ApplicationFailure.nonRetryable(error.message, 'ConfigInvalid');
+      throw error;
+    }
   };
   return {
-    recordRevisionStatus: notYet('recordRevisionStatus'),
-    recordDeploymentStatus: notYet('recordDeploymentStatus'),
-    cloneRepository: notYet('cloneRepository'),
-    buildApplication: notYet('buildApplication'),
-    provisionDatabase: notYet('provisionDatabase'),
-    rolloutRevision: notYet('rolloutRevision'),
-    teardownDeployment: notYet('teardownDeployment'),
+    recordRevisionStatus: recordRevisionStatusActivity(deps),
+    recordDeploymentStatus: recordDeploymentStatusActivity(deps),
+    cloneRepository: cloneRepositoryActivity(deps, load),
+    buildApplication: buildApplicationActivity(deps, load),
+    provisionDatabase: provisionDatabaseActivity(deps),
+    rolloutRevision: rolloutRevisionActivity(deps, load),
+    teardownDeployment: teardownDeploymentActivity(deps),
   };
 }

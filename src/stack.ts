@@ -110,12 +110,13 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
     stops.push(['api', () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections()))]);
     const address = server.address();
     const apiPort = typeof address === 'object' && address ? address.port : config.port;
+    target.setControlPlaneUrl(`http://${config.host}:${apiPort}`);
 
     await target.restoreActiveInstances();
 
     return {
       apiUrl: `http://${config.host}:${apiPort}`,
-      gatewayUrl: `http://${config.host}:${config.gatewayPort}`,
+      gatewayUrl: target.gatewayUrl(),
       temporalAddress,
       temporalUiUrl,
       apiKeyFile: bootstrap.apiKeyFile,

@@ -2,10 +2,12 @@
 import type { Knex } from 'knex';
 import * as coreSchema from './20261123000000_core_schema';
 import * as authService from './20261123000100_auth_service';
+import * as localInstances from './20261124000300_local_instances';
 import * as authAttemptOutcome from './20261124000500_auth_attempt_outcome';
 
 export const migrations: Record<string, Knex.Migration> = {
   '20261123000000_core_schema': coreSchema,
   '20261123000100_auth_service': authService,
+  '20261124000300_local_instances': localInstances,
   '20261124000500_auth_attempt_outcome': authAttemptOutcome,
 };

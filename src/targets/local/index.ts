@@ -1,33 +1,144 @@
 /**
  * The local target: revisions run as supervised processes on this machine behind one gateway
- * (`http://127.0.0.1:<gateway port>/<deployment-name>`).
+ * (`http://127.0.0.1:<gateway port>/<deployment-name>`). What runs where is recorded in `local_instances`, so the
+ * gateway (in the API process) and the rollouts (in whichever worker process) agree through the database.
  */
 import type { GraphxConfig } from '../../config';
 import type { Db } from '../../db/knex';
+import { logger } from '../../logger';
 import type { SecretBox } from '../../security/secretBox';
+import { startGateway } from './gateway';
+import { RUNTIME_COMMAND, type InstanceCommand } from './instanceEnv';
+import { InstanceManager } from './instances';
+import {
+  drainOldInstances,
+  ensureRevisionInstances,
+  rolloutRevision,
+  switchRoute,
+  waitUntilHealthy,
+  withDeploymentLock,
+  type RolloutProgress,
+  type RolloutTimings,
+} from './rollout';
+import { liveInstances, loadRevisionSpec, type InstanceRow } from './revisionSpec';
+
+export { DeployFailedError, type RolloutProgress } from './rollout';
+export type { InstanceCommand } from './instanceEnv';
 
 export interface LocalTargetOptions {
   config: GraphxConfig;
   db: Db;
   secretBox: SecretBox;
+  /** What an instance runs; defaults to `node bin/graphx.js runtime`. Tests inject a small script. */
+  instanceCommand?: InstanceCommand;
+  timings?: Partial<RolloutTimings>;
 }
 
-export class LocalTarget {
-  constructor(readonly options: LocalTargetOptions) {}
+const DEFAULT_TIMINGS: RolloutTimings = { healthTimeoutMs: 120_000, routeSettleMs: 1_000, drainTimeoutMs: 35_000 };
+/** The gateway caches routes for this long; rollouts wait `routeSettleMs` (longer) before stopping old instances. */
+const ROUTE_TTL_MS = 500;
 
-  /** Public URL of a deployment behind the gateway. */
+const quietProgress: RolloutProgress = { phase: () => {} };
+
+export class LocalTarget {
+  private readonly instances: InstanceManager;
+  private readonly timings: RolloutTimings;
+  private controlPlaneUrl: string;
+  private gatewayPort: number | null = null;
+
+  constructor(readonly options: LocalTargetOptions) {
+    this.timings = { ...DEFAULT_TIMINGS, ...options.timings };
+    this.controlPlaneUrl = options.config.publicUrl;
+    this.instances = new InstanceManager({
+      config: options.config,
+      db: options.db,
+      secretBox: options.secretBox,
+      instanceCommand: options.instanceCommand ?? RUNTIME_COMMAND,
+      controlPlaneUrl: () => this.controlPlaneUrl,
+    });
+  }
+
+  /** Where new instances reach the control-plane API (`GRAPHX_CONTROL_PLANE_URL`); the stack sets it once listening. */
+  setControlPlaneUrl(url: string): void {
+    this.controlPlaneUrl = url;
+  }
+
+  /** Public URL of a deployment behind the gateway (the gateway's real port once it listens in this process). */
   deploymentUrl(deploymentName: string): string {
-    return `http://127.0.0.1:${this.options.config.gatewayPort}/${deploymentName}`;
+    return `${this.gatewayUrl()}/${deploymentName}`;
+  }
+
+  /** Base URL of the gateway. */
+  gatewayUrl(): string {
+    return `http://127.0.0.1:${this.gatewayPort ?? this.options.config.gatewayPort}`;
   }
 
   /** Starts the gateway listening; resolves with a function that closes it. */
   async startGateway(): Promise<() => Promise<void>> {
-    return async () => {};
+    const gateway = await startGateway({
+      db: this.options.db,
+      host: this.options.config.host,
+      port: this.options.config.gatewayPort,
+      routeTtlMs: ROUTE_TTL_MS,
+    });
+    this.gatewayPort = Number(new URL(gateway.url).port);
+    return gateway.close;
+  }
+
+  /**
+   * Starts the revision's instances, waits for health, switches the route and stops the old instances.
+   * @throws DeployFailedError when the app exits or never answers `GET /ok`.
+   */
+  async rollout(revisionId: string, progress: RolloutProgress = quietProgress): Promise<string> {
+    const spec = await loadRevisionSpec(this.options.db, this.options.secretBox, revisionId);
+    return rolloutRevision(this.options.db, this.instances, spec, this.deploymentUrl(spec.deploymentName), this.timings, progress);
+  }
+
+  /** Stops every instance of a deployment (any process may have started them: they are found by pid). */
+  async stopDeployment(deploymentId: string, onWait: () => void = () => {}): Promise<void> {
+    const rows = await liveInstances(this.options.db, deploymentId);
+    await Promise.all(rows.map((row) => this.instances.stop(row, 10_000, onWait)));
   }
 
   /** After a restart of the stack: brings back the instances of every deployment with an active revision. */
-  async restoreActiveInstances(): Promise<void> {}
+  async restoreActiveInstances(): Promise<void> {
+    const deployments: Array<{ id: string; active_revision_id: string }> = await this.options.db('deployments')
+      .whereNotNull('active_revision_id')
+      .whereNull('deleted_at')
+      .select('id', 'active_revision_id');
+    await Promise.all(
+      deployments.map((deployment) =>
+        this.restoreDeployment(deployment.id, deployment.active_revision_id).catch((error: unknown) =>
+          logger.error({ err: error, deploymentId: deployment.id }, 'could not restore the instances of a deployment'),
+        ),
+      ),
+    );
+  }
 
-  /** Stops every instance this process supervises. */
-  async stopAll(): Promise<void> {}
+  private async restoreDeployment(deploymentId: string, revisionId: string): Promise<void> {
+    const { db, secretBox } = this.options;
+    await withDeploymentLock(db, deploymentId, () => {}, async () => {
+      const spec = await loadRevisionSpec(db, secretBox, revisionId);
+      const rows = await ensureRevisionInstances(db, this.instances, spec, quietProgress);
+      await waitUntilHealthy(this.instances, rows, this.timings.healthTimeoutMs, quietProgress);
+      const active = await db('deployments').where({ id: deploymentId }).whereNull('deleted_at').first('active_revision_id', 'url');
+      // A rollout may have moved on while we waited for the lock: only the still-active revision is switched back in.
+      if (active?.active_revision_id !== revisionId) return;
+      // The gateway of this process may listen on a new port after a restart: its URL is the one that works now.
+      const url = this.gatewayPort !== null || !active.url ? this.deploymentUrl(spec.deploymentName) : active.url;
+      await switchRoute(db, spec, rows, url);
+      const leftovers = (await liveInstances(db, deploymentId)).filter((row) => row.status === 'draining');
+      if (leftovers.length > 0) await drainOldInstances(db, this.instances, deploymentId, this.timings, quietProgress);
+    });
+  }
+
+  /** Stops every instance this process started or adopted. */
+  async stopAll(): Promise<void> {
+    const ids = this.instances.supervisedIds();
+    if (ids.length > 0) {
+      const rows: InstanceRow[] = await this.options.db('local_instances').whereIn('id', ids).whereNot({ status: 'stopped' });
+      await Promise.all(rows.map((row) => this.instances.stop(row, 10_000)));
+    }
+    this.instances.close();
+  }
 }

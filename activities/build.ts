@@ -1,0 +1,125 @@
+/**
+ * Build: validate graphx.json, then the install command (default chosen by the lock file) and the build command,
+ * each `sh -c` in the application directory with a clean environment: the deployment's secrets, a minimal PATH and
+ * HOME = `$dataDir/build-home` (shared, so npm's cache stays warm across builds). None of the control plane's own
+ * variables (database URL, secret key, Temporal address) can reach a repository's scripts.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import fs from 'node:fs';
+import path from 'node:path';
+import { minimalPath } from '../src/targets/local/processes';
+import { buildPaths, graphxConfigFile, type RevisionSpec } from '../src/targets/local/revisionSpec';
+import { cloneRevision } from './clone';
+import type { ActivityDeps } from './deps';
+import { StepProgress } from './support/progress';
+import { runCommand } from './support/runCommand';
+
+/** The install command a lock file implies, or null when the app has none. */
+export function defaultInstallCommand(appDir: string): string | null {
+  const has = (file: string) => fs.existsSync(path.join(appDir, file));
+  if (has('package-lock.json') || has('npm-shrinkwrap.json')) return 'npm ci';
+  if (has('yarn.lock')) return 'yarn install --frozen-lockfile';
+  if (has('pnpm-lock.yaml')) return 'pnpm install --frozen-lockfile';
+  return null;
+}
+
+/** The environment of install and build commands: secrets, then PATH and HOME (which secrets may not override). */
+export function buildEnvironment(dataDir: string, spec: RevisionSpec): Record<string, string> {
+  const home = path.join(dataDir, 'build-home');
+  fs.mkdirSync(home, { recursive: true });
+  const env: Record<string, string> = {};
+  for (const secret of spec.secrets) env[secret.name] = secret.value;
+  env.PATH = minimalPath();
+  env.HOME = home;
+  return env;
+}
+
+/**
+ * Checks that graphx.json exists, parses and names at least one graph; returns its absolute path.
+ * @throws ApplicationFailure ConfigInvalid with a sentence naming the file.
+ */
+export function validateGraphxConfig(dataDir: string, spec: RevisionSpec): string {
+  const file = graphxConfigFile(dataDir, spec);
+  if (!file) throw ApplicationFailure.nonRetryable(`graphx_config_path ${spec.graphxConfigPath} points outside the repository.`, 'ConfigInvalid');
+  const where = `${spec.graphxConfigPath} (commit ${spec.repoCommitSha ?? spec.repoRef})`;
+  if (!fs.existsSync(file)) throw ApplicationFailure.nonRetryable(`Configuration file ${where} was not found in the repository.`, 'ConfigInvalid');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw ApplicationFailure.nonRetryable(`Configuration file ${where} is not valid JSON: ${(error as Error).message}`, 'ConfigInvalid');
+  }
+  const graphs = (parsed as { graphs?: unknown } | null)?.graphs;
+  if (!graphs || typeof graphs !== 'object' || Array.isArray(graphs) || Object.keys(graphs).length === 0) {
+    throw ApplicationFailure.nonRetryable(`Configuration file ${where} must name at least one graph in "graphs".`, 'ConfigInvalid');
+  }
+  for (const [name, target] of Object.entries(graphs as Record<string, unknown>)) {
+    if (typeof target !== 'string' || !/^.+:[A-Za-z_$][\w$]*$/.test(target)) {
+      throw ApplicationFailure.nonRetryable(`Graph "${name}" in ${where} must be "<file>:<export>".`, 'ConfigInvalid');
+    }
+  }
+  return file;
+}
+
+/** The `buildApplication` activity. */
+export function buildApplicationActivity(deps: ActivityDeps, load: (revisionId: string) => Promise<RevisionSpec>) {
+  return async ({ revisionId }: { revisionId: string }): Promise<void> => {
+    const spec = await load(revisionId);
+    const progress = new StepProgress(deps.db, revisionId, spec.secrets.map((s) => s.value));
+    try {
+      const { root, src } = buildPaths(deps.config.dataDir, revisionId);
+      if (!fs.existsSync(src)) {
+        // Another machine cloned it, or the data dir was wiped: clone the recorded commit again.
+        progress.setPhase('clone', 'The clone is missing here; cloning again.');
+        await cloneRevision(deps, spec, progress);
+      }
+      const configFile = validateGraphxConfig(deps.config.dataDir, spec);
+      const appDir = path.dirname(configFile);
+      const env = buildEnvironment(deps.config.dataDir, spec);
+      const deadline = Date.now() + deps.config.buildTimeoutSeconds * 1000;
+      const installCommand = spec.sourceConfig.install_command ?? defaultInstallCommand(appDir);
+      const steps = [
+        { phase: 'install', command: installCommand },
+        { phase: 'build', command: spec.sourceConfig.build_command ?? null },
+      ];
+      for (const step of steps) {
+        if (!step.command) continue;
+        progress.setPhase(step.phase, `$ ${step.command}`);
+        const output: string[] = [];
+        const result = await runCommand({
+          file: '/bin/sh',
+          args: ['-c', step.command],
+          cwd: appDir,
+          env,
+          deadline,
+          signal: Context.current().cancellationSignal,
+          pidFile: path.join(root, 'build.pid'),
+          onLine: (line, stream) => {
+            output.push(line);
+            if (output.length > 50) output.shift();
+            progress.line(line, stream === 'stderr' ? 'warn' : 'info');
+          },
+        });
+        if (result.cancelled) {
+          progress.line(`Cancelled: killed \`${step.command}\` and its processes.`, 'warn');
+          await Context.current().cancelled;
+        }
+        const last = progress.redact(output.filter((line) => line.trim() !== '').slice(-10).join('\n'));
+        if (result.timedOut) {
+          const message = `\`${step.command}\` did not finish within the ${deps.config.buildTimeoutSeconds} s build time limit: ${last}`;
+          progress.line(message, 'error');
+          throw ApplicationFailure.nonRetryable(message, 'BuildFailed');
+        }
+        if (result.exitCode !== 0) {
+          const how = result.exitCode === null ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
+          const message = `\`${progress.redact(step.command)}\` ${how}: ${last}`;
+          progress.line(message, 'error');
+          throw ApplicationFailure.nonRetryable(message, 'BuildFailed');
+        }
+      }
+      progress.setPhase('done', 'Build finished.');
+    } finally {
+      await progress.close();
+    }
+  };
+}

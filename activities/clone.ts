@@ -1,0 +1,182 @@
+/**
+ * Clone: real `git` into `$dataDir/builds/<revision_id>/src` at `repo_ref` (branch, tag, full or short sha).
+ * Each attempt clones into a fresh temporary directory and renames it into place, so a worker killed mid-clone
+ * leaves nothing a re-run trips over. Once a revision has a recorded commit, a re-clone fetches that commit, not the
+ * ref's newer tip. An integration's token reaches git only through the environment (never a URL, file or log).
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { getIntegrationCloneToken } from '../src/auth/integrationCredentials';
+import { minimalPath } from '../src/targets/local/processes';
+import { buildPaths, type RevisionSpec } from '../src/targets/local/revisionSpec';
+import type { ActivityDeps } from './deps';
+import { StepProgress } from './support/progress';
+import { runCommand } from './support/runCommand';
+
+const GIT_TIMEOUT_MS = 10 * 60_000;
+const NOT_FOUND = /repository not found|does not appear to be a git repository|not found|does not exist|404/i;
+const TRANSIENT = /could not resolve host|connection timed out|operation timed out|connection reset|early eof|rpc failed|temporary failure|returned error: 5\d\d/i;
+const AUTH = /authentication failed|could not read username|permission denied|returned error: 40[13]/i;
+
+/** The URL as users may see it: any credentials in it masked. */
+export function displayUrl(repoUrl: string): string {
+  try {
+    const url = new URL(repoUrl);
+    if (url.username || url.password) {
+      url.username = '***';
+      url.password = '';
+    }
+    return url.toString();
+  } catch {
+    return repoUrl;
+  }
+}
+
+/** https always; file:// and http://127.0.0.1 or localhost only when allowed (embedded stack, tests). */
+export function repoUrlAllowed(repoUrl: string, allowFileRepos: boolean): boolean {
+  let url: URL;
+  try {
+    url = new URL(repoUrl);
+  } catch {
+    return false;
+  }
+  if (url.protocol === 'https:') return true;
+  if (!allowFileRepos) return false;
+  if (url.protocol === 'file:') return true;
+  return url.protocol === 'http:' && (url.hostname === '127.0.0.1' || url.hostname === 'localhost');
+}
+
+/**
+ * Clones the revision's repository into its build dir and returns the commit checked out.
+ * @throws ApplicationFailure RepoNotFound / CloneFailed (non-retryable) naming the repository and ref.
+ */
+export async function cloneRevision(deps: ActivityDeps, spec: RevisionSpec, progress: StepProgress): Promise<string> {
+  const repoUrl = spec.sourceConfig.repo_url;
+  if (!repoUrl) throw ApplicationFailure.nonRetryable('The revision has no source_config.repo_url to clone.', 'CloneFailed');
+  const shown = displayUrl(repoUrl);
+  const ref = spec.repoCommitSha ?? spec.repoRef;
+  if (!repoUrlAllowed(repoUrl, deps.config.allowFileRepos)) {
+    throw ApplicationFailure.nonRetryable(`Repository URL ${shown} is not allowed: use an https:// URL.`, 'CloneFailed');
+  }
+  const env = await gitEnvironment(deps, spec, progress);
+  const { root, src } = buildPaths(deps.config.dataDir, spec.revisionId);
+  fs.mkdirSync(root, { recursive: true });
+  for (const entry of fs.readdirSync(root)) {
+    if (entry.startsWith('src.tmp-')) fs.rmSync(path.join(root, entry), { recursive: true, force: true });
+  }
+  const work = path.join(root, `src.tmp-${crypto.randomBytes(4).toString('hex')}`);
+  fs.mkdirSync(work);
+  const git = async (args: string[], quiet = false) => {
+    const output: string[] = [];
+    if (!quiet) progress.line(`$ git ${args.join(' ')}`);
+    const result = await runCommand({
+      file: 'git',
+      args,
+      cwd: work,
+      env,
+      deadline: Date.now() + GIT_TIMEOUT_MS,
+      signal: Context.current().cancellationSignal,
+      onLine: (line) => {
+        output.push(line);
+        if (!quiet) progress.line(line);
+      },
+    });
+    if (result.cancelled) await Context.current().cancelled;
+    return { ok: result.exitCode === 0, output: progress.redact(output.filter((l) => l.trim()).slice(-10).join('\n')) };
+  };
+
+  progress.setPhase('clone', `Cloning ${shown} at ${ref}`);
+  await git(['init', '-q']);
+  await git(['remote', 'add', 'origin', repoUrl], true);
+  let sha: string | null = null;
+  const shallow = await git(['fetch', '--depth', '1', '--no-tags', 'origin', ref]);
+  if (shallow.ok) {
+    sha = (await git(['rev-parse', 'FETCH_HEAD^{commit}'], true)).output.trim();
+  } else {
+    classifyFetchFailure(shallow.output, shown, ref);
+    // A short sha (or a server refusing unadvertised objects) needs the whole history to resolve.
+    const full = await git(['fetch', '--no-tags', 'origin', '+refs/heads/*:refs/remotes/origin/*', '+refs/tags/*:refs/tags/*']);
+    if (!full.ok) classifyFetchFailure(full.output, shown, ref, true);
+    for (const candidate of [`refs/remotes/origin/${ref}`, `refs/tags/${ref}`, ref]) {
+      const resolved = await git(['rev-parse', '--verify', '--quiet', `${candidate}^{commit}`], true);
+      if (resolved.ok) {
+        sha = resolved.output.trim();
+        break;
+      }
+    }
+  }
+  if (!sha || !/^[0-9a-f]{40,64}$/.test(sha)) {
+    throw ApplicationFailure.nonRetryable(`Ref ${ref} was not found in repository ${shown}.`, 'CloneFailed');
+  }
+  const checkout = await git(['-c', 'advice.detachedHead=false', 'checkout', '-q', '--detach', sha]);
+  if (!checkout.ok) {
+    throw ApplicationFailure.nonRetryable(`git checkout of ${ref} (${sha}) from ${shown} failed: ${checkout.output}`, 'CloneFailed');
+  }
+  fs.rmSync(src, { recursive: true, force: true });
+  fs.renameSync(work, src);
+  progress.line(`Checked out ${sha}`);
+  return sha;
+}
+
+/** Throws the right failure for a fetch error; returns when the ref alone was missing (the caller tries harder). */
+function classifyFetchFailure(output: string, shown: string, ref: string, final = false): void {
+  if (/couldn't find remote ref|not our ref|no such remote ref|unadvertised object/i.test(output) && !final) return;
+  if (TRANSIENT.test(output)) throw new Error(`Fetching ${shown} at ${ref} failed (will retry): ${output}`);
+  if (AUTH.test(output)) {
+    throw ApplicationFailure.nonRetryable(`Access to repository ${shown} was denied while fetching ${ref}: ${output}`, 'RepoNotFound');
+  }
+  if (NOT_FOUND.test(output) && !/remote ref/i.test(output)) {
+    throw ApplicationFailure.nonRetryable(`Repository ${shown} was not found (ref ${ref}): ${output}`, 'RepoNotFound');
+  }
+  if (!final) return;
+  throw ApplicationFailure.nonRetryable(`git fetch of ${shown} at ${ref} failed: ${output}`, 'CloneFailed');
+}
+
+/** git's environment: no system or user config, no prompts, only the allowed protocols, the token as a header. */
+async function gitEnvironment(deps: ActivityDeps, spec: RevisionSpec, progress: StepProgress): Promise<Record<string, string>> {
+  const home = path.join(deps.config.dataDir, 'build-home');
+  fs.mkdirSync(home, { recursive: true });
+  const env: Record<string, string> = {
+    PATH: minimalPath(),
+    HOME: home,
+    LC_ALL: 'C', // English messages: the failure classification reads them.
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_ALLOW_PROTOCOL: deps.config.allowFileRepos ? 'https:http:file' : 'https',
+  };
+  const integrationId = spec.sourceConfig.integration_id;
+  if (integrationId) {
+    let token: string;
+    try {
+      token = await getIntegrationCloneToken({ db: deps.db, secretBox: deps.secretBox }, spec.tenantId, integrationId);
+    } catch (error) {
+      if ((error as Error).name === 'NotFoundError') {
+        throw ApplicationFailure.nonRetryable(`Integration ${integrationId} was not found for this organization.`, 'CloneFailed');
+      }
+      throw error;
+    }
+    const header = `Authorization: Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`;
+    progress.addSecret(token);
+    progress.addSecret(header);
+    Object.assign(env, { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: header });
+  }
+  return env;
+}
+
+/** The `cloneRepository` activity. */
+export function cloneRepositoryActivity(deps: ActivityDeps, load: (revisionId: string) => Promise<RevisionSpec>) {
+  return async ({ revisionId }: { revisionId: string }): Promise<{ repoCommitSha: string }> => {
+    const spec = await load(revisionId);
+    const progress = new StepProgress(deps.db, revisionId, spec.secrets.map((s) => s.value));
+    try {
+      const sha = await cloneRevision(deps, spec, progress);
+      await deps.db('revisions').where({ id: revisionId }).update({ repo_commit_sha: sha, updated_at: deps.db.fn.now() });
+      return { repoCommitSha: sha };
+    } finally {
+      await progress.close();
+    }
+  };
+}

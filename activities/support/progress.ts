@@ -1,0 +1,103 @@
+/**
+ * What a long activity tells the world while it runs: heartbeats (at most every second, details `{phase, lastLines}`
+ * a person can read in the Temporal UI) and the revision's log lines (`revision_logs`, written in batches).
+ * Secret values are masked before a line goes anywhere: heartbeat details and failure messages are stored in the
+ * workflow history.
+ */
+import { Context } from '@temporalio/activity';
+import type { Db } from '../../src/db/knex';
+import { logger } from '../../src/logger';
+
+const KEPT_LINES = 20;
+const FLUSH_LINES = 200;
+const MAX_LINE = 4000;
+
+export interface HeartbeatDetails {
+  phase: string;
+  lastLines: string[];
+}
+
+export class StepProgress {
+  private phase = 'starting';
+  private readonly recent: string[] = [];
+  private pending: Array<{ revision_id: string; level: string; message: string }> = [];
+  private flushing: Promise<void> = Promise.resolve();
+  private readonly timer: NodeJS.Timeout;
+  private secrets: string[];
+
+  constructor(
+    private readonly db: Db,
+    private readonly revisionId: string,
+    secretValues: string[] = [],
+  ) {
+    // Longest first, so a secret containing another is masked whole.
+    this.secrets = secretValues.filter((value) => value.length >= 4).sort((a, b) => b.length - a.length);
+    this.timer = setInterval(() => {
+      this.heartbeat();
+      void this.flush();
+    }, 1000);
+  }
+
+  /** Also masks `value` from now on (a token fetched during the step). */
+  addSecret(value: string): void {
+    if (value.length >= 4) this.secrets = [...this.secrets, value].sort((a, b) => b.length - a.length);
+  }
+
+  /** Masks every secret value in `text`. */
+  redact(text: string): string {
+    let result = text;
+    for (const secret of this.secrets) result = result.split(secret).join('********');
+    return result;
+  }
+
+  /** Enters a phase (logged as a line of its own when `message` is given) and heartbeats at once. */
+  setPhase(phase: string, message?: string): void {
+    this.phase = phase;
+    if (message) this.line(message);
+    this.heartbeat();
+  }
+
+  /** One line of output or of narration. */
+  line(message: string, level = 'info'): void {
+    const clean = this.redact(message.length > MAX_LINE ? `${message.slice(0, MAX_LINE)}…` : message);
+    this.recent.push(clean);
+    if (this.recent.length > KEPT_LINES) this.recent.shift();
+    this.pending.push({ revision_id: this.revisionId, level, message: clean });
+    if (this.pending.length >= FLUSH_LINES) void this.flush();
+  }
+
+  /** The last `count` non-empty lines. */
+  lastLines(count = 10): string[] {
+    return this.recent.filter((line) => line.trim() !== '').slice(-count);
+  }
+
+  heartbeat(): void {
+    try {
+      const details: HeartbeatDetails = { phase: this.phase, lastLines: this.lastLines() };
+      Context.current().heartbeat(details);
+    } catch {
+      // Outside an activity (a direct call in a test): nothing to heartbeat to.
+    }
+  }
+
+  /** Writes the pending lines; a database hiccup loses log lines, never the step. */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(async () => {
+      const batch = this.pending;
+      this.pending = [];
+      if (batch.length === 0) return;
+      try {
+        await this.db.batchInsert('revision_logs', batch, 500);
+      } catch (error) {
+        logger.warn({ err: error, revisionId: this.revisionId }, 'could not write revision log lines');
+      }
+    });
+    return this.flushing;
+  }
+
+  /** Stops heartbeating and writes what is left. */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+}

@@ -1,0 +1,204 @@
+/**
+ * The gateway: `/<deployment-name>/...` → one of the deployment's serving instances (round-robin), prefix stripped,
+ * every request header passed through, the response streamed as it arrives (SSE flows event by event).
+ *
+ * Routes come from `local_instances` (status `serving`), so an API process and a separate worker process agree;
+ * they are cached for `routeTtlMs`, and a rollout waits longer than that before stopping the old instances. A
+ * connection refused (nothing was delivered, so any method) or reset before a response on an idempotent method is
+ * retried on another instance with a fresh route: no request fails while a rollout switches.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Db } from '../../db/knex';
+import { RequestBody } from './requestBody';
+
+export interface GatewayOptions {
+  db: Db;
+  host: string;
+  port: number;
+  /** How long a route read from the database is reused. */
+  routeTtlMs?: number;
+}
+
+export interface GatewayHandle {
+  url: string;
+  close: () => Promise<void>;
+}
+
+interface Route {
+  exists: boolean;
+  ports: number[];
+  readAt: number;
+}
+
+const NAME_AND_REST = /^\/([a-z][a-z0-9-]{0,62})(?=\/|\?|$)(.*)$/;
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
+const NOT_DELIVERED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'upgrade']);
+const MAX_ATTEMPTS = 6;
+
+/** Starts the gateway on host:port (0 = any free port); resolves once it listens. */
+export async function startGateway(options: GatewayOptions): Promise<GatewayHandle> {
+  const routes = new RouteTable(options.db, options.routeTtlMs ?? 500);
+  const server = http.createServer({ noDelay: true }, (req, res) => {
+    handle(routes, req, res).catch(() => {
+      if (!res.headersSent) sendDetail(res, 502, 'The deployment could not be reached.');
+      else res.destroy();
+    });
+  });
+  // Streams (SSE runs) may stay open far longer than node's default request timeout.
+  server.requestTimeout = 0;
+  server.headersTimeout = 60_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${options.host}:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+class RouteTable {
+  private readonly cache = new Map<string, Route>();
+  private readonly turns = new Map<string, number>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly ttlMs: number,
+  ) {}
+
+  async get(name: string, fresh = false): Promise<Route> {
+    const cached = this.cache.get(name);
+    if (!fresh && cached && Date.now() - cached.readAt < this.ttlMs) return cached;
+    // Names are unique per tenant only; the URL has no tenant, so the oldest live deployment of a name owns it.
+    const rows: Array<{ id: string; port: number | null }> = await this.db('deployments as d')
+      .leftJoin('local_instances as i', function joinServing() {
+        this.on('i.deployment_id', '=', 'd.id').andOnVal('i.status', '=', 'serving');
+      })
+      .where('d.name', name)
+      .whereNull('d.deleted_at')
+      .orderBy([{ column: 'd.created_at' }, { column: 'i.created_at' }])
+      .select('d.id', 'i.port');
+    const owner = rows[0]?.id;
+    const route: Route = {
+      exists: rows.length > 0,
+      ports: rows.filter((row) => row.id === owner && row.port !== null).map((row) => row.port as number),
+      readAt: Date.now(),
+    };
+    this.cache.set(name, route);
+    return route;
+  }
+
+  /** The next port in round-robin order, skipping `failed` ones. */
+  pick(name: string, route: Route, failed: Set<number>): number | null {
+    const candidates = route.ports.filter((port) => !failed.has(port));
+    if (candidates.length === 0) return null;
+    const turn = this.turns.get(name) ?? 0;
+    this.turns.set(name, turn + 1);
+    return candidates[turn % candidates.length] as number;
+  }
+}
+
+async function handle(routes: RouteTable, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  const match = NAME_AND_REST.exec(req.url ?? '');
+  if (!match) {
+    sendDetail(res, 404, 'Not found.');
+    return;
+  }
+  const name = match[1] as string;
+  const rest = match[2] ?? '';
+  const upstreamPath = rest.startsWith('/') ? rest : `/${rest}`;
+  const body = new RequestBody(req);
+  const failed = new Set<number>();
+  let route = await routes.get(name);
+  if (!route.exists) {
+    sendDetail(res, 404, `Deployment ${name} not found.`);
+    return;
+  }
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
+    let port = routes.pick(name, route, failed);
+    if (port === null && attempt > 0) {
+      // Every known instance failed: during a switch the new route appears within the rollout's settle time.
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+      route = await routes.get(name, true);
+      failed.clear();
+      port = routes.pick(name, route, failed);
+    }
+    if (port === null) {
+      sendDetail(res, 503, `Deployment ${name} has no running instance.`);
+      return;
+    }
+    const outcome = await forward(req, res, body, port, upstreamPath, name);
+    if (outcome === 'done') return;
+    failed.add(port);
+    if (outcome === 'fail' || !body.replayable()) break;
+    route = await routes.get(name, true);
+  }
+  if (!res.headersSent) sendDetail(res, 502, `Deployment ${name} did not answer.`);
+}
+
+/** One attempt: 'done' once a response was relayed, 'retry' when the request can go to another instance. */
+function forward(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  body: RequestBody,
+  port: number,
+  upstreamPath: string,
+  name: string,
+): Promise<'done' | 'retry' | 'fail'> {
+  return new Promise((resolve) => {
+    const headers = [...req.rawHeaders];
+    headers.push('X-Forwarded-Prefix', `/${name}`, 'X-Forwarded-For', req.socket.remoteAddress ?? '');
+    const upstream = http.request({
+      host: '127.0.0.1',
+      port,
+      method: req.method,
+      path: upstreamPath,
+      headers,
+      setHost: false,
+      agent: false, // A fresh connection per request: a pooled socket to an instance being drained would reset.
+    });
+    let responded = false;
+    upstream.on('socket', (socket) => socket.setNoDelay(true));
+    upstream.on('response', (response) => {
+      responded = true;
+      const responseHeaders: string[] = [];
+      for (let i = 0; i < response.rawHeaders.length; i += 2) {
+        const key = response.rawHeaders[i] as string;
+        if (!HOP_BY_HOP.has(key.toLowerCase())) responseHeaders.push(key, response.rawHeaders[i + 1] as string);
+      }
+      res.writeHead(response.statusCode ?? 502, response.statusMessage, responseHeaders);
+      res.flushHeaders();
+      response.pipe(res);
+      response.on('error', () => res.destroy());
+      resolve('done');
+    });
+    upstream.on('error', (error: NodeJS.ErrnoException) => {
+      if (responded) {
+        res.destroy();
+        return;
+      }
+      body.detach(upstream);
+      const code = error.code ?? '';
+      const retryable = NOT_DELIVERED.has(code) || (IDEMPOTENT.has(req.method ?? '') && (code === 'ECONNRESET' || code === 'EPIPE'));
+      resolve(retryable ? 'retry' : 'fail');
+    });
+    // The client went away: close the upstream too, so the app sees its stream cancelled.
+    res.on('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
+    body.attach(upstream);
+  });
+}
+
+function sendDetail(res: http.ServerResponse, status: number, detail: string): void {
+  if (res.headersSent) return;
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ detail }));
+}

@@ -1,0 +1,98 @@
+/**
+ * The command and environment of an app instance (docs/internal-contracts.md, "Rollout → runtime"): the contract's
+ * variables, the deployment's secrets and graphx.json `env` — nothing of the control plane's own environment.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { projectRoot } from '../../config';
+import { minimalPath } from './processes';
+import type { RevisionSpec } from './revisionSpec';
+
+/** How an instance is started; injectable so tests can supervise a small script instead of the runtime. */
+export interface InstanceCommand {
+  command: string;
+  args: string[];
+}
+
+/** `node <projectRoot>/bin/graphx.js runtime`. */
+export const RUNTIME_COMMAND: InstanceCommand = {
+  command: process.execPath,
+  args: [path.join(projectRoot, 'bin', 'graphx.js'), 'runtime'],
+};
+
+export interface InstanceIdentity {
+  port: number;
+  databaseUri: string;
+  configFile: string;
+  controlPlaneUrl: string;
+  serviceToken: string;
+}
+
+/** graphx.json `env`: an object of values, or the path of a dotenv file next to graphx.json. */
+export function graphxJsonEnv(configFile: string): Record<string, string> {
+  let parsed: { env?: unknown };
+  try {
+    parsed = JSON.parse(fs.readFileSync(configFile, 'utf8')) as { env?: unknown };
+  } catch {
+    return {};
+  }
+  if (parsed.env && typeof parsed.env === 'object') {
+    return Object.fromEntries(Object.entries(parsed.env as Record<string, unknown>).map(([key, value]) => [key, String(value)]));
+  }
+  if (typeof parsed.env === 'string') {
+    const file = path.resolve(path.dirname(configFile), parsed.env);
+    if (!fs.existsSync(file)) return {};
+    return parseDotenv(fs.readFileSync(file, 'utf8'));
+  }
+  return {};
+}
+
+/** KEY=VALUE lines; `#` comments; optional `export `; single or double quotes around the value. */
+export function parseDotenv(text: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const rawLine of text.split(/\r?\n/)) {
+    const line = rawLine.trim().replace(/^export\s+/, '');
+    const match = /^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
+    if (!match || line.startsWith('#')) continue;
+    let value = match[2] ?? '';
+    const quoted = /^(['"])(.*)\1$/.exec(value);
+    value = quoted ? (quoted[2] ?? '') : value.replace(/\s+#.*$/, '');
+    env[match[1] as string] = value;
+  }
+  return env;
+}
+
+/** The whole environment of one instance. Later sources win: graphx.json env < secrets < the contract's variables. */
+export function instanceEnvironment(spec: RevisionSpec, identity: InstanceIdentity): Record<string, string> {
+  const env: Record<string, string> = { PATH: minimalPath(), ...graphxJsonEnv(identity.configFile) };
+  for (const secret of spec.secrets) env[secret.name] = secret.value;
+  const memoryLimit = spec.sourceConfig.resource_spec?.memory_limit_mb;
+  if (typeof memoryLimit === 'number' && memoryLimit > 0) env.NODE_OPTIONS = `--max-old-space-size=${Math.floor(memoryLimit)}`;
+  Object.assign(env, {
+    PORT: String(identity.port),
+    HOST: '127.0.0.1',
+    DATABASE_URI: identity.databaseUri,
+    GRAPHX_CONFIG_PATH: identity.configFile,
+    GRAPHX_DEPLOYMENT_ID: spec.deploymentId,
+    GRAPHX_REVISION_ID: spec.revisionId,
+    GRAPHX_TENANT_ID: spec.tenantId,
+    GRAPHX_CONTROL_PLANE_URL: identity.controlPlaneUrl,
+    GRAPHX_SERVICE_TOKEN: identity.serviceToken,
+  });
+  return env;
+}
+
+/**
+ * True when the process `pid` is the instance recorded for (revision, port): after a restart a recorded pid may have
+ * been reused by an unrelated process, so adoption checks the process's own environment where /proc allows.
+ */
+export function processServesInstance(pid: number, revisionId: string, port: number): boolean {
+  let environ: string;
+  try {
+    environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8');
+  } catch {
+    return true; // No /proc: the health check that follows is the only evidence.
+  }
+  const vars = new Set(environ.split('\0'));
+  return vars.has(`GRAPHX_REVISION_ID=${revisionId}`) && vars.has(`PORT=${port}`);
+}

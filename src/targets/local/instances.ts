@@ -1,0 +1,231 @@
+/**
+ * App instances as detached process groups. An instance writes its output to files under
+ * `$dataDir/instances/`, not to a pipe of ours, so it survives the death of the process that started it; whichever
+ * process supervises it copies new output into `app_logs`, guarded by the offsets stored on its row so two copiers
+ * never duplicate a line. A row is written before the process starts, so a crash leaves a record to clean up.
+ */
+import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import type { GraphxConfig } from '../../config';
+import type { Db } from '../../db/knex';
+import { hashToken, type SecretBox } from '../../security/secretBox';
+import { findFreePort } from '../../net/ports';
+import { deploymentDatabaseUri } from './deploymentDatabase';
+import { instanceEnvironment, type InstanceCommand } from './instanceEnv';
+import { isProcessAlive, stopGroup } from './processes';
+import { graphxConfigFile, type InstanceRow, type RevisionSpec } from './revisionSpec';
+
+const MAX_COPY_BYTES = 256 * 1024;
+
+export interface InstanceDeps {
+  config: GraphxConfig;
+  db: Db;
+  secretBox: SecretBox;
+  instanceCommand: InstanceCommand;
+  controlPlaneUrl: () => string;
+}
+
+/** Starts instances, copies their output, stops them. Tracks the ones this process supervises. */
+export class InstanceManager {
+  private readonly supervised = new Map<string, InstanceRow>();
+  private readonly copying = new Map<string, Promise<void>>();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly deps: InstanceDeps) {}
+
+  /** Records, then spawns, one new instance of the revision on a free port. */
+  async start(spec: RevisionSpec): Promise<InstanceRow> {
+    const { config, db, secretBox } = this.deps;
+    const configFile = graphxConfigFile(config.dataDir, spec);
+    if (!configFile) throw new Error(`graphx_config_path ${spec.graphxConfigPath} is outside the repository.`);
+    const id = crypto.randomUUID();
+    const logDir = path.join(config.dataDir, 'instances');
+    fs.mkdirSync(logDir, { recursive: true });
+    const serviceToken = `gxs_${crypto.randomBytes(32).toString('base64url')}`;
+    const serviceTokenId = crypto.randomUUID();
+    const port = await findFreePort();
+    const row: InstanceRow = {
+      id,
+      deployment_id: spec.deploymentId,
+      revision_id: spec.revisionId,
+      port,
+      pid: null,
+      status: 'starting',
+      service_token_id: serviceTokenId,
+      stdout_file: path.join(logDir, `${id}.out.log`),
+      stderr_file: path.join(logDir, `${id}.err.log`),
+    };
+    await db.transaction(async (trx) => {
+      await trx('service_tokens').insert({ id: serviceTokenId, deployment_id: spec.deploymentId, token_hash: hashToken(serviceToken) });
+      await trx('local_instances').insert(row);
+    });
+    const env = instanceEnvironment(spec, {
+      port,
+      configFile,
+      databaseUri: deploymentDatabaseUri(config, db, secretBox, spec.deploymentId),
+      controlPlaneUrl: this.deps.controlPlaneUrl(),
+      serviceToken,
+    });
+    const stdout = fs.openSync(row.stdout_file, 'a');
+    const stderr = fs.openSync(row.stderr_file, 'a');
+    try {
+      const child = spawn(this.deps.instanceCommand.command, this.deps.instanceCommand.args, {
+        cwd: path.dirname(configFile),
+        env,
+        detached: true,
+        stdio: ['ignore', stdout, stderr],
+      });
+      // An exit is noticed by polling the pid like for adopted instances; the handle must not keep us alive.
+      child.on('error', () => {});
+      child.unref();
+      row.pid = child.pid ?? null;
+    } finally {
+      fs.closeSync(stdout);
+      fs.closeSync(stderr);
+    }
+    await db('local_instances').where({ id }).update({ pid: row.pid, updated_at: db.fn.now() });
+    this.supervise(row);
+    return row;
+  }
+
+  /** Takes over copying the output of an instance another (maybe dead) process started. */
+  supervise(row: InstanceRow): void {
+    this.supervised.set(row.id, row);
+    if (!this.timer) {
+      this.timer = setInterval(() => void this.copyAll(), 500);
+      this.timer.unref();
+    }
+  }
+
+  /** Ids of the instances this process supervises. */
+  supervisedIds(): string[] {
+    return [...this.supervised.keys()];
+  }
+
+  /** True when the instance's process group lives and `GET /ok` answers 200. */
+  async isHealthy(row: Pick<InstanceRow, 'pid' | 'port'>): Promise<boolean> {
+    return !!row.pid && isProcessAlive(row.pid) && (await checkOk(row.port));
+  }
+
+  /**
+   * Stops an instance: SIGTERM to its group (the runtime lets open streams finish), SIGKILL after `graceMs`. Then
+   * copies its last output, marks it stopped and deletes its service token.
+   */
+  async stop(row: InstanceRow, graceMs: number, onWait?: () => void): Promise<void> {
+    if (row.pid) await stopGroup(row.pid, graceMs, onWait);
+    await this.copyOutput(row).catch(() => {});
+    const { db } = this.deps;
+    await db.transaction(async (trx) => {
+      await trx('local_instances').where({ id: row.id }).update({ status: 'stopped', stopped_at: trx.fn.now(), updated_at: trx.fn.now() });
+      if (row.service_token_id) await trx('service_tokens').where({ id: row.service_token_id }).delete();
+    });
+    this.supervised.delete(row.id);
+  }
+
+  /** The last lines the instance wrote (stdout, then stderr), for a failure message. */
+  lastLines(row: InstanceRow, count = 10): string[] {
+    const lines = [...tailOfFile(row.stdout_file), ...tailOfFile(row.stderr_file)];
+    return lines.filter((line) => line.trim() !== '').slice(-count);
+  }
+
+  /** Stops copying (the processes keep running). */
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  private async copyAll(): Promise<void> {
+    for (const row of this.supervised.values()) await this.copyOutput(row).catch(() => {});
+  }
+
+  /** Copies new complete lines of the instance's output into app_logs, exactly once across processes. */
+  async copyOutput(row: InstanceRow): Promise<void> {
+    const running = this.copying.get(row.id);
+    if (running) return running;
+    const work = this.copyOutputNow(row).finally(() => this.copying.delete(row.id));
+    this.copying.set(row.id, work);
+    return work;
+  }
+
+  private async copyOutputNow(row: InstanceRow): Promise<void> {
+    const sizes = [fileSize(row.stdout_file), fileSize(row.stderr_file)];
+    if (sizes[0] === 0 && sizes[1] === 0) return;
+    await this.deps.db.transaction(async (trx) => {
+      const current = await trx('local_instances').where({ id: row.id }).forUpdate().first('stdout_offset', 'stderr_offset');
+      if (!current) return;
+      const streams = [
+        { file: row.stdout_file, column: 'stdout_offset', offset: Number(current.stdout_offset), level: 'info' },
+        { file: row.stderr_file, column: 'stderr_offset', offset: Number(current.stderr_offset), level: 'error' },
+      ];
+      const update: Record<string, number> = {};
+      const entries: Array<{ deployment_id: string; revision_id: string; level: string; message: string }> = [];
+      for (const stream of streams) {
+        const chunk = readCompleteLines(stream.file, stream.offset);
+        if (!chunk) continue;
+        update[stream.column] = stream.offset + chunk.bytes;
+        for (const message of chunk.lines) entries.push({ deployment_id: row.deployment_id, revision_id: row.revision_id, level: stream.level, message });
+      }
+      if (Object.keys(update).length === 0) return;
+      if (entries.length > 0) await trx.batchInsert('app_logs', entries, 500);
+      await trx('local_instances').where({ id: row.id }).update(update);
+    });
+  }
+}
+
+/** GET /ok answers 200 within a second. */
+export function checkOk(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const request = http.get({ host: '127.0.0.1', port, path: '/ok', timeout: 1000, agent: false }, (response) => {
+      response.resume();
+      resolve(response.statusCode === 200);
+    });
+    request.on('timeout', () => request.destroy());
+    request.on('error', () => resolve(false));
+  });
+}
+
+function fileSize(file: string): number {
+  try {
+    return fs.statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** New complete lines after `offset` (a partial last line waits for its newline), at most MAX_COPY_BYTES. */
+function readCompleteLines(file: string, offset: number): { lines: string[]; bytes: number } | null {
+  const size = fileSize(file);
+  if (size <= offset) return null;
+  const length = Math.min(size - offset, MAX_COPY_BYTES);
+  const buffer = Buffer.alloc(length);
+  const fd = fs.openSync(file, 'r');
+  try {
+    fs.readSync(fd, buffer, 0, length, offset);
+  } finally {
+    fs.closeSync(fd);
+  }
+  let end = buffer.lastIndexOf(0x0a) + 1;
+  // A single line longer than the window is cut rather than blocking the copy forever.
+  if (end === 0 && length === MAX_COPY_BYTES) end = length;
+  if (end === 0) return null;
+  const lines = buffer.subarray(0, end).toString('utf8').split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  return { lines: lines.map((line) => line.replace(/\r$/, '')), bytes: end };
+}
+
+function tailOfFile(file: string, bytes = 8192): string[] {
+  const size = fileSize(file);
+  if (size === 0) return [];
+  const start = Math.max(0, size - bytes);
+  const buffer = Buffer.alloc(size - start);
+  const fd = fs.openSync(file, 'r');
+  try {
+    fs.readSync(fd, buffer, 0, buffer.length, start);
+  } finally {
+    fs.closeSync(fd);
+  }
+  return buffer.toString('utf8').split('\n');
+}

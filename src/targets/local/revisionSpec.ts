@@ -1,0 +1,116 @@
+/**
+ * Everything a step needs to know about one revision, read from the database (workflow inputs carry ids only, so
+ * configuration and secrets never enter a workflow history). Shared by the activities and the local target, which
+ * must rebuild an instance's environment on its own after a restart.
+ */
+import path from 'node:path';
+import type { Db, DbOrTx } from '../../db/knex';
+import type { SecretBox } from '../../security/secretBox';
+
+export interface DeploymentSecret {
+  name: string;
+  value: string;
+}
+
+export interface RevisionSpec {
+  revisionId: string;
+  deploymentId: string;
+  tenantId: string;
+  deploymentName: string;
+  status: string;
+  sourceConfig: {
+    repo_url?: string | null;
+    integration_id?: string | null;
+    install_command?: string | null;
+    build_command?: string | null;
+    resource_spec?: { min_scale?: number | null; memory_limit_mb?: number | null } | null;
+  };
+  repoRef: string;
+  graphxConfigPath: string;
+  repoCommitSha: string | null;
+  secrets: DeploymentSecret[];
+}
+
+/** Where a revision's build lives: `$dataDir/builds/<revision_id>/src` is the clone (docs/internal-contracts.md). */
+export function buildPaths(dataDir: string, revisionId: string): { root: string; src: string } {
+  const root = path.join(dataDir, 'builds', revisionId);
+  return { root, src: path.join(root, 'src') };
+}
+
+/**
+ * Absolute path of the revision's graphx.json, or null when `graphx_config_path` escapes the clone (a path such as
+ * `../../secret-key` must not let a build read the data dir).
+ */
+export function graphxConfigFile(dataDir: string, spec: Pick<RevisionSpec, 'revisionId' | 'graphxConfigPath'>): string | null {
+  const { src } = buildPaths(dataDir, spec.revisionId);
+  const file = path.resolve(src, spec.graphxConfigPath);
+  return file.startsWith(src + path.sep) ? file : null;
+}
+
+/** Decrypts `revisions.secrets_encrypted` (SecretBox of `[{name, value}]`). */
+export function decryptSecrets(secretBox: SecretBox, encrypted: string | null): DeploymentSecret[] {
+  if (!encrypted) return [];
+  const parsed = JSON.parse(secretBox.decrypt(encrypted)) as DeploymentSecret[];
+  return parsed.filter((secret) => typeof secret?.name === 'string' && typeof secret.value === 'string');
+}
+
+/** Thrown when the revision (or its deployment) is not in the database. */
+export class RevisionNotFoundError extends Error {
+  override name = 'RevisionNotFoundError';
+}
+
+/** Reads the revision and its deployment; secrets decrypted. */
+export async function loadRevisionSpec(db: DbOrTx, secretBox: SecretBox, revisionId: string): Promise<RevisionSpec> {
+  const row = await db('revisions as r')
+    .join('deployments as d', 'd.id', 'r.deployment_id')
+    .where('r.id', revisionId)
+    .first(
+      'r.id',
+      'r.deployment_id',
+      'r.tenant_id',
+      'r.status',
+      'r.source_config',
+      'r.source_revision_config',
+      'r.secrets_encrypted',
+      'r.repo_commit_sha',
+      'd.name as deployment_name',
+    );
+  if (!row) throw new RevisionNotFoundError(`Revision ID ${revisionId} not found.`);
+  const revisionConfig = (row.source_revision_config ?? {}) as { repo_ref?: string | null; graphx_config_path?: string | null };
+  return {
+    revisionId: row.id,
+    deploymentId: row.deployment_id,
+    tenantId: row.tenant_id,
+    deploymentName: row.deployment_name,
+    status: row.status,
+    sourceConfig: row.source_config ?? {},
+    repoRef: revisionConfig.repo_ref || 'main',
+    graphxConfigPath: revisionConfig.graphx_config_path || 'graphx.json',
+    repoCommitSha: row.repo_commit_sha,
+    secrets: decryptSecrets(secretBox, row.secrets_encrypted),
+  };
+}
+
+/** `resource_spec.min_scale` (default 1). */
+export function minScale(spec: RevisionSpec): number {
+  const value = spec.sourceConfig.resource_spec?.min_scale;
+  return typeof value === 'number' && value >= 1 ? Math.floor(value) : 1;
+}
+
+/** Rows of `local_instances`, as the target uses them. */
+export interface InstanceRow {
+  id: string;
+  deployment_id: string;
+  revision_id: string;
+  port: number;
+  pid: number | null;
+  status: 'starting' | 'serving' | 'draining' | 'stopped';
+  service_token_id: string | null;
+  stdout_file: string;
+  stderr_file: string;
+}
+
+/** Instances of a deployment that are not stopped. */
+export function liveInstances(db: Db, deploymentId: string): Promise<InstanceRow[]> {
+  return db('local_instances').where({ deployment_id: deploymentId }).whereNot({ status: 'stopped' }).orderBy('created_at');
+}

@@ -1,0 +1,175 @@
+/**
+ * A rollout on the local target: start the revision's instances, wait for `GET /ok`, switch the route (one
+ * transaction: instances serving, deployment's active revision and url), then drain and stop the old instances.
+ *
+ * Safe to run twice: it runs under a per-deployment advisory lock; instances of this revision left by an earlier
+ * attempt are adopted when their process is alive and really theirs, and stopped otherwise; old instances left
+ * `draining` by a crashed attempt are stopped by the next one. Exactly one set of instances ends up running.
+ */
+import type { Db } from '../../db/knex';
+import { processServesInstance } from './instanceEnv';
+import type { InstanceManager } from './instances';
+import { delay, isProcessAlive } from './processes';
+import { liveInstances, minScale, type InstanceRow, type RevisionSpec } from './revisionSpec';
+
+/** The app never became healthy: a permanent failure whose message the user sees. */
+export class DeployFailedError extends Error {
+  override name = 'DeployFailedError';
+}
+
+/** How a rollout reports progress (the activity heartbeats and writes revision logs from it). */
+export interface RolloutProgress {
+  phase: (phase: string, line?: string) => void;
+  /** True once the caller gave up (activity cancelled): waiting stops and the new instances are stopped. */
+  cancelled?: () => boolean;
+}
+
+/** The caller cancelled the rollout while it waited. */
+export class RolloutCancelledError extends Error {
+  override name = 'RolloutCancelledError';
+}
+
+export interface RolloutTimings {
+  healthTimeoutMs: number;
+  /** Longer than the gateway's route cache, so no gateway still sends new requests to the old instances. */
+  routeSettleMs: number;
+  /** How long old instances may take to finish their streams after SIGTERM before SIGKILL. */
+  drainTimeoutMs: number;
+}
+
+/** Runs `fn` holding the deployment's advisory lock (released by PostgreSQL if this process dies). */
+export async function withDeploymentLock<T>(db: Db, deploymentId: string, onWait: () => void, fn: () => Promise<T>): Promise<T> {
+  return db.transaction(async (trx) => {
+    for (;;) {
+      const result = await trx.raw('SELECT pg_try_advisory_xact_lock(hashtext(?)) AS locked', [`graphx-local:${deploymentId}`]);
+      if (result.rows[0]?.locked) break;
+      onWait();
+      await delay(250);
+    }
+    return fn();
+  });
+}
+
+/**
+ * Keeps the live instances of `spec`'s revision that are really running (up to min_scale), stops the rest of that
+ * revision's records, and starts new instances until min_scale are there. Returns the instances to wait for.
+ */
+export async function ensureRevisionInstances(
+  db: Db,
+  instances: InstanceManager,
+  spec: RevisionSpec,
+  progress: RolloutProgress,
+): Promise<InstanceRow[]> {
+  const wanted = minScale(spec);
+  const existing = (await liveInstances(db, spec.deploymentId)).filter((row) => row.revision_id === spec.revisionId);
+  const kept: InstanceRow[] = [];
+  for (const row of existing) {
+    const alive = !!row.pid && isProcessAlive(row.pid) && processServesInstance(row.pid, spec.revisionId, row.port);
+    if (alive && kept.length < wanted) {
+      progress.phase('adopting', `Adopting instance on port ${row.port} (pid ${row.pid}) left by an earlier attempt.`);
+      instances.supervise(row);
+      kept.push(row);
+    } else {
+      await instances.stop(row, 0);
+    }
+  }
+  while (kept.length < wanted) {
+    const row = await instances.start(spec);
+    progress.phase('starting', `Started instance ${kept.length + 1}/${wanted} on port ${row.port} (pid ${row.pid}).`);
+    kept.push(row);
+  }
+  return kept;
+}
+
+/** Waits until every instance answers `GET /ok`; an exit or the timeout is a DeployFailedError with its last lines. */
+export async function waitUntilHealthy(
+  instances: InstanceManager,
+  rows: InstanceRow[],
+  timeoutMs: number,
+  progress: RolloutProgress,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const pending = new Set(rows);
+  while (pending.size > 0) {
+    for (const row of [...pending]) {
+      if (await instances.isHealthy(row)) {
+        pending.delete(row);
+        progress.phase('waiting-health', `Instance on port ${row.port} answers GET /ok.`);
+      } else if (!row.pid || !isProcessAlive(row.pid)) {
+        throw new DeployFailedError(failureText('The app exited before answering GET /ok', instances.lastLines(row)));
+      }
+    }
+    if (pending.size === 0) break;
+    if (progress.cancelled?.()) throw new RolloutCancelledError('The rollout was cancelled.');
+    if (Date.now() > deadline) {
+      const [row] = [...pending];
+      throw new DeployFailedError(
+        failureText(`The app did not answer GET /ok within ${Math.round(timeoutMs / 1000)} s`, row ? instances.lastLines(row) : []),
+      );
+    }
+    progress.phase('waiting-health');
+    await delay(200);
+  }
+}
+
+/** The route switch: this revision's instances serve, every other live one drains, the deployment points here. */
+export async function switchRoute(db: Db, spec: RevisionSpec, rows: InstanceRow[], url: string): Promise<void> {
+  await db.transaction(async (trx) => {
+    await trx('local_instances').whereIn('id', rows.map((row) => row.id)).update({ status: 'serving', updated_at: trx.fn.now() });
+    await trx('local_instances')
+      .where({ deployment_id: spec.deploymentId })
+      .whereNot({ revision_id: spec.revisionId })
+      .whereIn('status', ['serving', 'starting'])
+      .update({ status: 'draining', updated_at: trx.fn.now() });
+    await trx('deployments')
+      .where({ id: spec.deploymentId })
+      .whereNull('deleted_at')
+      .update({ active_revision_id: spec.revisionId, url, updated_at: trx.fn.now() });
+  });
+  for (const row of rows) row.status = 'serving';
+}
+
+/** Stops the deployment's draining instances after the gateways have let go of them. */
+export async function drainOldInstances(
+  db: Db,
+  instances: InstanceManager,
+  deploymentId: string,
+  timings: RolloutTimings,
+  progress: RolloutProgress,
+): Promise<void> {
+  const draining = (await liveInstances(db, deploymentId)).filter((row) => row.status === 'draining');
+  if (draining.length === 0) return;
+  progress.phase('draining', `Draining ${draining.length} old instance(s).`);
+  await delay(timings.routeSettleMs);
+  await Promise.all(draining.map((row) => instances.stop(row, timings.drainTimeoutMs, () => progress.phase('draining'))));
+  progress.phase('draining', 'Old instances stopped.');
+}
+
+/** The full rollout; returns the deployment URL. */
+export async function rolloutRevision(
+  db: Db,
+  instances: InstanceManager,
+  spec: RevisionSpec,
+  url: string,
+  timings: RolloutTimings,
+  progress: RolloutProgress,
+): Promise<string> {
+  return withDeploymentLock(db, spec.deploymentId, () => progress.phase('waiting-lock'), async () => {
+    const rows = await ensureRevisionInstances(db, instances, spec, progress);
+    try {
+      await waitUntilHealthy(instances, rows, timings.healthTimeoutMs, progress);
+    } catch (error) {
+      // The previous revision keeps serving; the instances that never became healthy go.
+      for (const row of rows.filter((r) => r.status === 'starting')) await instances.stop(row, 2000);
+      throw error;
+    }
+    await switchRoute(db, spec, rows, url);
+    progress.phase('switched', `Gateway now routes ${spec.deploymentName} to revision ${spec.revisionId}.`);
+    await drainOldInstances(db, instances, spec.deploymentId, timings, progress);
+    return url;
+  });
+}
+
+function failureText(what: string, lines: string[]): string {
+  return lines.length > 0 ? `${what}. Last output:\n${lines.join('\n')}` : `${what} (it printed nothing).`;
+}

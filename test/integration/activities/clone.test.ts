@@ -1,0 +1,144 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { createActivities } from '../../../activities';
+import { buildPaths } from '../../../src/targets/local/revisionSpec';
+import { createGitRepo, type GitRepo } from '../../support/gitRepos';
+import { activityEnv, addRevision, createDeployment, createTestDeps, type TestDeps } from './pipelineFixtures';
+
+// The code-host integration is a colleague's module not built yet: its token lookup is the one mocked part.
+jest.mock('../../../src/auth/integrationCredentials', () => ({
+  getIntegrationCloneToken: jest.fn(async () => 'tok-very-secret-123'),
+}));
+
+const FIXTURE = path.join(__dirname, '..', '..', 'fixtures', 'apps', 'pipeline-echo');
+
+describe('cloneRepository activity (real git)', () => {
+  let deps: TestDeps;
+  let repo: GitRepo;
+  let first: string;
+  let onBranch: string;
+  let tagged: string;
+
+  beforeAll(() => {
+    deps = createTestDeps();
+    repo = createGitRepo(FIXTURE);
+    first = repo.head();
+    repo.tag('v1.0.0');
+    tagged = first;
+    repo.branch('feature', true);
+    onBranch = repo.commit('feature work', { 'FEATURE.md': 'feature\n' });
+    repo.checkout('main');
+    repo.commit('main moves on', { 'MAIN.md': 'main\n' });
+  });
+  afterAll(() => deps.close());
+
+  const clone = async (repoRef: string, repoUrl = repo.url, overrides: Partial<TestDeps> = {}) => {
+    const deployment = await createDeployment(deps.db, deps.secretBox, { repoUrl, repoRef });
+    const activities = createActivities({ ...deps, ...overrides });
+    const result = (await activityEnv().run(activities.cloneRepository, {
+      revisionId: deployment.revisionId,
+      deploymentId: deployment.deploymentId,
+    })) as { repoCommitSha: string };
+    return { ...deployment, ...result, src: buildPaths(deps.config.dataDir, deployment.revisionId).src };
+  };
+
+  it('clones a branch at its tip and records the commit sha on the revision', async () => {
+    const result = await clone('feature');
+    expect(result.repoCommitSha).toBe(onBranch);
+    expect(fs.existsSync(path.join(result.src, 'FEATURE.md'))).toBe(true);
+    expect(fs.existsSync(path.join(result.src, 'graphx.json'))).toBe(true);
+    const row = await deps.db('revisions').where({ id: result.revisionId }).first('repo_commit_sha');
+    expect(row.repo_commit_sha).toBe(onBranch);
+    const logs = await deps.db('revision_logs').where({ revision_id: result.revisionId }).pluck('message');
+    expect(logs.join('\n')).toMatch(/Checked out/);
+  });
+
+  it('clones a tag, a full sha and a short sha', async () => {
+    expect((await clone('v1.0.0')).repoCommitSha).toBe(tagged);
+    expect((await clone(onBranch)).repoCommitSha).toBe(onBranch);
+    const short = await clone(first.slice(0, 8));
+    expect(short.repoCommitSha).toBe(first);
+    expect(fs.existsSync(path.join(short.src, 'MAIN.md'))).toBe(false);
+  });
+
+  it('a second run of the same revision redoes the clone cleanly and pins the commit first recorded', async () => {
+    const result = await clone('main');
+    fs.writeFileSync(path.join(result.src, 'leftover.txt'), 'from a killed attempt');
+    repo.commit('main moves again', { 'LATER.md': 'later\n' });
+    const again = (await activityEnv().run(createActivities(deps).cloneRepository, {
+      revisionId: result.revisionId,
+      deploymentId: result.deploymentId,
+    })) as { repoCommitSha: string };
+    expect(again.repoCommitSha).toBe(result.repoCommitSha);
+    expect(fs.existsSync(path.join(result.src, 'leftover.txt'))).toBe(false);
+    expect(fs.readdirSync(path.dirname(result.src))).toEqual(['src']);
+  });
+
+  it('a missing repository is RepoNotFound and a missing ref is CloneFailed, both naming repo and ref', async () => {
+    await expect(clone('main', `file://${path.join(repo.dir, 'nope')}`)).rejects.toMatchObject({
+      type: 'RepoNotFound',
+      nonRetryable: true,
+      message: expect.stringContaining('nope'),
+    });
+    await expect(clone('no-such-branch')).rejects.toMatchObject({
+      type: 'CloneFailed',
+      nonRetryable: true,
+      message: expect.stringMatching(/no-such-branch.*file:\/\//),
+    });
+  });
+
+  it('file:// repositories are refused unless GRAPHX_ALLOW_FILE_REPOS is on', async () => {
+    const strict = createTestDeps({ GRAPHX_ALLOW_FILE_REPOS: '0' });
+    try {
+      await expect(clone('main', repo.url, { config: strict.config })).rejects.toMatchObject({
+        type: 'CloneFailed',
+        message: expect.stringContaining('is not allowed'),
+      });
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('an integration token (lookup mocked: integrations are not built yet) reaches git as a header, never in a URL, file or log', async () => {
+    const seen: Array<{ url: string; authorization: string | undefined }> = [];
+    const server = http.createServer((req, res) => {
+      seen.push({ url: req.url ?? '', authorization: req.headers.authorization });
+      res.writeHead(404).end('Repository not found');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/org/private.git`;
+    try {
+      const deployment = await createDeployment(deps.db, deps.secretBox, { repoUrl: url, integrationId: crypto.randomUUID() });
+      const revisionId = await addRevision(deps.db, deps.secretBox, deployment.deploymentId, { repoUrl: url, integrationId: crypto.randomUUID() });
+      const failure = await activityEnv()
+        .run(createActivities(deps).cloneRepository, { revisionId, deploymentId: deployment.deploymentId })
+        .catch((error: unknown) => error);
+      expect(failure).toMatchObject({ type: 'RepoNotFound', message: expect.stringContaining('/org/private.git') });
+      const expected = `Basic ${Buffer.from('x-access-token:tok-very-secret-123').toString('base64')}`;
+      expect(seen.length).toBeGreaterThan(0);
+      expect(seen.every((request) => request.authorization === expected && !request.url.includes('tok-'))).toBe(true);
+      const logs = (await deps.db('revision_logs').where({ revision_id: revisionId }).pluck('message')).join('\n');
+      expect(logs).not.toContain('tok-very-secret-123');
+      expect(logs).not.toContain(expected);
+      expect(String((failure as Error).message)).not.toContain(expected);
+      const buildRoot = buildPaths(deps.config.dataDir, revisionId).root;
+      const onDisk = fs.existsSync(buildRoot) ? grepTree(buildRoot, 'tok-very-secret-123') : [];
+      expect(onDisk).toEqual([]);
+    } finally {
+      server.close();
+    }
+  });
+});
+
+function grepTree(dir: string, needle: string): string[] {
+  const hits: string[] = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) hits.push(...grepTree(full, needle));
+    else if (fs.readFileSync(full).includes(needle)) hits.push(full);
+  }
+  return hits;
+}
