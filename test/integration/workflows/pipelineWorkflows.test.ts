@@ -147,8 +147,11 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
     const revisionId = await enqueue(deploymentId, 1);
     await waitForStatus(revisionId, 'DEPLOYED');
     expect(harness.statuses.get(revisionId)).toEqual(['QUEUED', 'AWAITING_BUILD', 'BUILDING', 'AWAITING_DEPLOY', 'DEPLOYING', 'DEPLOYED']);
-    const state = await temporal.workflow.getHandle(deploymentWorkflowId(deploymentId)).query(deploymentStateQuery);
-    expect(state.activeRevisionId).toBe(revisionId);
+    // The parent learns the child's result just after the child records DEPLOYED.
+    const deployment = temporal.workflow.getHandle(deploymentWorkflowId(deploymentId));
+    const deadline = Date.now() + 10_000;
+    while ((await deployment.query(deploymentStateQuery)).activeRevisionId !== revisionId && Date.now() < deadline) await sleep(50);
+    expect((await deployment.query(deploymentStateQuery)).activeRevisionId).toBe(revisionId);
     const view = await temporal.workflow.getHandle(revisionWorkflowId(revisionId)).query(statusQuery);
     expect(view).toMatchObject({ status: 'DEPLOYED', repoCommitSha: 'a'.repeat(40) });
   });
