@@ -104,7 +104,7 @@ export function buildApplicationActivity(deps: ActivityDeps, load: (revisionId: 
           progress.line(`Cancelled: killed \`${step.command}\` and its processes.`, 'warn');
           await Context.current().cancelled;
         }
-        const last = progress.redact(output.filter((line) => line.trim() !== '').slice(-10).join('\n'));
+        const last = progress.redact(output.filter((line) => line.trim() !== '').slice(-10).join('\n')) || '(no output)';
         if (result.timedOut) {
           const message = `\`${step.command}\` did not finish within the ${deps.config.buildTimeoutSeconds} s build time limit: ${last}`;
           progress.line(message, 'error');
