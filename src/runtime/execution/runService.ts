@@ -150,7 +150,9 @@ export class RunService {
 
   private async finish(prepared: PreparedRun, outcome: GraphRunOutcome): Promise<void> {
     const { run } = prepared;
-    const valuesJson = outcome.finalValues === undefined ? null : toWireJson(outcome.finalValues);
+    // Serialised only when someone reads it: the thread's stored values or the trace record.
+    const needsValues = run.thread_id !== null || this.deps.tracing;
+    const valuesJson = !needsValues || outcome.finalValues === undefined ? null : toWireJson(outcome.finalValues);
     const endedAt = new Date();
     const status = outcome.status;
     if (run.thread_id) {

@@ -1,0 +1,212 @@
+/**
+ * Threadless `POST /runs/stream` of the deterministic echo graph (test/fixtures/apps/runtime-echo, `updates` mode)
+ * against (a) this runtime (`graphx dev`, PostgreSQL, run records persisted), (b) the LangGraph JS dev server
+ * (`langgraphjs dev` from @langchain/langgraph-cli), (c) a bare Node HTTP server writing the same SSE bytes.
+ * 1, 8 and 32 concurrent clients over keep-alive loopback connections. Prints runs/s, p50 time to first byte, p50
+ * whole-run time (until the stream closes) and server CPU per run (the server's process tree, from /proc).
+ * Prints figures; asserts nothing.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { Client as PgClient } from 'pg';
+import { findFreePort, waitFor } from '../src/net/ports';
+
+const ROOT = path.resolve(__dirname, '..');
+const APP_CONFIG = path.join(ROOT, 'test', 'fixtures', 'apps', 'runtime-echo', 'graphx.json');
+const SECONDS_PER_POINT = Number(process.env.BENCH_SECONDS ?? 5);
+const CONCURRENCY = [1, 8, 32];
+const BODY = JSON.stringify({ assistant_id: 'agent', input: { messages: [{ role: 'user', content: 'hi' }] }, stream_mode: 'updates' });
+const CLOCK_TICKS_PER_SECOND = 100;
+
+interface Server {
+  name: string;
+  port: number;
+  pid: number;
+  stop: () => Promise<void>;
+}
+
+/** CPU milliseconds (user + system) of `pid` and all its descendants. */
+function treeCpuMs(pid: number): number {
+  let ticks = 0;
+  const visit = (id: number) => {
+    try {
+      const fields = fs.readFileSync(`/proc/${id}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+      for (const task of fs.readdirSync(`/proc/${id}/task`)) {
+        const children = fs.readFileSync(`/proc/${id}/task/${task}/children`, 'utf8').trim();
+        for (const child of children ? children.split(' ') : []) visit(Number(child));
+      }
+    } catch {
+      // the process ended meanwhile
+    }
+  };
+  visit(pid);
+  return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+
+function startProcess(name: string, command: string, args: string[], env: Record<string, string>, port: number, cwd = ROOT): Promise<Server> {
+  const child: ChildProcess = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    const signalGroup = (signal: NodeJS.Signals) => {
+      try {
+        process.kill(-child.pid!, signal);
+      } catch {
+        // the group is gone already
+      }
+    };
+    signalGroup('SIGTERM');
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+    if (child.exitCode === null) signalGroup('SIGKILL');
+  };
+  return waitFor(`${name} to serve`, async () => {
+    if (child.exitCode !== null) throw new Error(`${name} exited: ${output.slice(-2000)}`);
+    return (await fetch(`http://127.0.0.1:${port}/ok`)).status === 200;
+  }, 120_000, 200)
+    .then(() => ({ name, port, pid: child.pid!, stop }))
+    .catch(async (error: Error) => {
+      await stop();
+      throw new Error(`${error.message}\n${output.slice(-2000)}`);
+    });
+}
+
+/** One streamed run on a keep-alive agent: [ms to first body byte, ms to end]. */
+function oneRun(agent: http.Agent, port: number): Promise<[number, number]> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    let firstByte = 0;
+    const request = http.request(
+      { host: '127.0.0.1', port, path: '/runs/stream', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(BODY) } },
+      (response) => {
+        response.on('data', () => {
+          if (!firstByte) firstByte = performance.now() - started;
+        });
+        response.on('end', () => (response.statusCode === 200 ? resolve([firstByte, performance.now() - started]) : reject(new Error(`HTTP ${response.statusCode}`))));
+      },
+    );
+    request.on('error', reject);
+    request.end(BODY);
+  });
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
+
+async function measure(server: Server, clients: number) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
+  for (let index = 0; index < clients * 2; index += 1) await oneRun(agent, server.port); // warm up
+  const firstBytes: number[] = [];
+  const totals: number[] = [];
+  const cpuBefore = treeCpuMs(server.pid);
+  const started = performance.now();
+  const deadline = started + SECONDS_PER_POINT * 1000;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (performance.now() < deadline) {
+        const [firstByte, total] = await oneRun(agent, server.port);
+        firstBytes.push(firstByte);
+        totals.push(total);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const cpuMs = treeCpuMs(server.pid) - cpuBefore;
+  agent.destroy();
+  return { runsPerSecond: totals.length / seconds, firstByteP50: median(firstBytes), totalP50: median(totals), cpuPerRun: cpuMs / totals.length };
+}
+
+async function recordBareBytes(port: number): Promise<string> {
+  const response = await fetch(`http://127.0.0.1:${port}/runs/stream`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY });
+  return response.text();
+}
+
+const BARE_SERVER = `
+const http = require('node:http');
+const crypto = require('node:crypto');
+const [port, template] = [Number(process.argv[1]), process.argv[2]];
+http.createServer((req, res) => {
+  if (req.url === '/ok') { res.end('{"ok":true}'); return; }
+  req.resume();
+  req.on('end', () => {
+    const runId = crypto.randomUUID();
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'content-location': '/runs/' + runId });
+    for (const frame of template.split('\\n\\n').filter(Boolean)) res.write(frame.replace('RUN_ID', runId) + '\\n\\n');
+    res.end();
+  });
+}).listen(port, '127.0.0.1');
+`;
+
+async function peerServer(): Promise<Server | string> {
+  const bin = path.join(ROOT, 'node_modules', '.bin', 'langgraphjs');
+  if (!fs.existsSync(bin)) return 'not installed (npm install --save-dev @langchain/langgraph-cli failed or was not run)';
+  const dir = path.join(ROOT, '.test-data', 'bench-peer');
+  fs.mkdirSync(dir, { recursive: true });
+  const graphFile = path.relative(dir, path.join(path.dirname(APP_CONFIG), 'src', 'graph.ts'));
+  fs.writeFileSync(path.join(dir, 'langgraph.json'), JSON.stringify({ node_version: '20', graphs: { agent: `./${graphFile}:graph` }, env: { ECHO_PREFIX: 'echo' } }));
+  const port = await findFreePort();
+  try {
+    return await startProcess('langgraphjs dev', bin, ['dev', '--config', path.join(dir, 'langgraph.json'), '--port', String(port), '--host', '127.0.0.1', '--no-browser'], {
+      LANGGRAPH_CLI_NO_ANALYTICS: '1',
+      LANGSMITH_TRACING: 'false',
+      BROWSER: 'none',
+    }, port, dir);
+  } catch (error) {
+    return `could not start offline: ${(error as Error).message.split('\n')[0]}`;
+  }
+}
+
+/** Runs the benchmark and prints one line per server and concurrency. */
+export async function benchRuntime(): Promise<void> {
+  const adminUrl = process.env.GRAPHX_BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const databaseName = `gx_bench_${Date.now().toString(36)}`;
+  const admin = new PgClient({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${databaseName}"`);
+  const servers: Server[] = [];
+  try {
+    const ourPort = await findFreePort();
+    const ours = await startProcess('graphx runtime (dev)', process.execPath, [path.join(ROOT, 'bin', 'graphx.js'), 'dev', '--config', APP_CONFIG, '--port', String(ourPort)], {
+      DATABASE_URI: adminUrl.replace(/\/[^/]*$/, `/${databaseName}`),
+      GRAPHX_LOG_LEVEL: 'warn',
+    }, ourPort);
+    servers.push(ours);
+    const template = (await recordBareBytes(ourPort)).replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/, 'RUN_ID');
+    const barePort = await findFreePort();
+    servers.push(await startProcess('bare node http', process.execPath, ['-e', BARE_SERVER, String(barePort), template], {}, barePort));
+    const peer = await peerServer();
+    if (typeof peer === 'string') console.log(`peer (langgraphjs dev): ${peer}; benching the rest`);
+    else servers.splice(1, 0, peer);
+
+    console.log(`\nthreadless /runs/stream, updates mode, ${SECONDS_PER_POINT} s per point`);
+    console.log('server                   clients   runs/s   p50 first byte ms   p50 whole run ms   server CPU ms/run');
+    for (const server of servers) {
+      for (const clients of CONCURRENCY) {
+        const result = await measure(server, clients);
+        console.log(
+          `${server.name.padEnd(24)} ${String(clients).padStart(7)} ${result.runsPerSecond.toFixed(1).padStart(8)} ${result.firstByteP50.toFixed(2).padStart(19)} ${result.totalP50.toFixed(2).padStart(18)} ${result.cpuPerRun.toFixed(2).padStart(19)}`,
+        );
+      }
+    }
+    const persisted = new PgClient({ connectionString: adminUrl.replace(/\/[^/]*$/, `/${databaseName}`) });
+    await persisted.connect();
+    const count = (await persisted.query('SELECT count(*)::int AS count FROM graphx_runs')).rows[0].count;
+    await persisted.end();
+    console.log(`\nrun records persisted by graphx: ${count}`);
+  } finally {
+    for (const server of servers) await server.stop();
+    await admin.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+if (require.main === module) {
+  benchRuntime().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
