@@ -32,9 +32,9 @@ for (const [location, entry] of Object.entries(packages)) {
     const base = location ? `${location}/node_modules/${name}` : `node_modules/${name}`;
     if (packages[base] || packages[`node_modules/${name}`]) continue;
     const { os, cpu, libc } = platformOf(name);
-    if (!os || !cpu) continue;
+    if (!cpu) continue;
     const version = String(spec).replace(/^[\^~=]/, '');
-    packages[`node_modules/${name}`] = { version, cpu: [cpu], license: entry.license, optional: true, os: [os], ...(libc ? { libc: [libc] } : {}) };
+    packages[`node_modules/${name}`] = { version, cpu: [cpu], license: entry.license, optional: true, ...(os ? { os: [os] } : {}), ...(libc ? { libc: [libc] } : {}) };
     added += 1;
   }
 }
