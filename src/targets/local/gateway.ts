@@ -75,7 +75,8 @@ class RouteTable {
 
   async get(name: string, fresh = false): Promise<Route> {
     const cached = this.cache.get(name);
-    if (!fresh && cached && Date.now() - cached.readAt < this.ttlMs) return cached;
+    // Only a route with instances is reused: "nothing serves" is re-read, so a restored deployment answers at once.
+    if (!fresh && cached && cached.ports.length > 0 && Date.now() - cached.readAt < this.ttlMs) return cached;
     // Names are unique per tenant only; the URL has no tenant, so the oldest live deployment of a name owns it.
     const rows: Array<{ id: string; port: number | null }> = await this.db('deployments as d')
       .leftJoin('local_instances as i', function joinServing() {
@@ -155,6 +156,8 @@ function forward(
   return new Promise((resolve) => {
     const headers = [...req.rawHeaders];
     headers.push('X-Forwarded-Prefix', `/${name}`, 'X-Forwarded-For', req.socket.remoteAddress ?? '');
+    // HTTP/1.0 clients may omit Host, which node's HTTP/1.1 servers (the runtime) reject with 400.
+    if (req.headers.host === undefined) headers.push('Host', `127.0.0.1:${port}`);
     const upstream = http.request({
       host: '127.0.0.1',
       port,

@@ -3,6 +3,7 @@
  * (`http://127.0.0.1:<gateway port>/<deployment-name>`). What runs where is recorded in `local_instances`, so the
  * gateway (in the API process) and the rollouts (in whichever worker process) agree through the database.
  */
+import fs from 'node:fs';
 import type { GraphxConfig } from '../../config';
 import type { Db } from '../../db/knex';
 import { logger } from '../../logger';
@@ -20,7 +21,7 @@ import {
   type RolloutProgress,
   type RolloutTimings,
 } from './rollout';
-import { liveInstances, loadRevisionSpec, type InstanceRow } from './revisionSpec';
+import { buildPaths, liveInstances, loadRevisionSpec, type InstanceRow } from './revisionSpec';
 
 export { DeployFailedError, type RolloutProgress } from './rollout';
 export type { InstanceCommand } from './instanceEnv';
@@ -106,8 +107,10 @@ export class LocalTarget {
       .whereNotNull('active_revision_id')
       .whereNull('deleted_at')
       .select('id', 'active_revision_id');
+    // Only builds in this data dir can run here; another stack sharing the database keeps its own deployments.
+    const runnable = deployments.filter((deployment) => fs.existsSync(buildPaths(this.options.config.dataDir, deployment.active_revision_id).src));
     await Promise.all(
-      deployments.map((deployment) =>
+      runnable.map((deployment) =>
         this.restoreDeployment(deployment.id, deployment.active_revision_id).catch((error: unknown) =>
           logger.error({ err: error, deploymentId: deployment.id }, 'could not restore the instances of a deployment'),
         ),

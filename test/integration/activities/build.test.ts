@@ -51,7 +51,7 @@ describe('buildApplication activity (real processes)', () => {
 
   it('secret values printed by a build are masked in the logs and in the failure message', async () => {
     const build = await prepare({ buildCommand: 'echo "token is $API_TOKEN"; exit 1', secrets: [{ name: 'API_TOKEN', value: 'super-secret-42' }] });
-    const failure = await activityEnv().run(createActivities(deps).buildApplication, build.ref).catch((error: unknown) => error as Error);
+    const failure = await activityEnv().run(createActivities(deps).buildApplication, build.ref).catch((error: unknown) => error as Error) as Error;
     expect(failure.message).toContain('token is ********');
     expect(await logsOf(build.revisionId)).not.toContain('super-secret-42');
   });

@@ -133,3 +133,8 @@ export function createTestDeps(
 export function activityEnv(): MockActivityEnvironment {
   return new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR', () => {}) });
 }
+
+/** Runs one activity in a fresh mock environment, keeping its parameter and result types. */
+export function runActivity<A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A): Promise<R> {
+  return activityEnv().run(fn as (...a: unknown[]) => Promise<R>, ...args) as Promise<R>;
+}

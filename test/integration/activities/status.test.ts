@@ -1,5 +1,5 @@
 import { createActivities } from '../../../activities';
-import { activityEnv, createDeployment, createTestDeps, type TestDeps } from './pipelineFixtures';
+import { runActivity, createDeployment, createTestDeps, type TestDeps } from './pipelineFixtures';
 
 describe('recordRevisionStatus and recordDeploymentStatus activities', () => {
   let deps: TestDeps;
@@ -13,7 +13,7 @@ describe('recordRevisionStatus and recordDeploymentStatus activities', () => {
   it('records status, message, failed step and commit sha, and a failed revision can run again', async () => {
     const { revisionId } = await createDeployment(deps.db, deps.secretBox);
     const { recordRevisionStatus } = createActivities(deps);
-    await activityEnv().run(recordRevisionStatus, {
+    await runActivity(recordRevisionStatus, {
       revisionId,
       status: 'BUILD_FAILED',
       statusMessage: '`npm run build` exited with code 1: boom',
@@ -26,15 +26,15 @@ describe('recordRevisionStatus and recordDeploymentStatus activities', () => {
       failed_step: 'build',
       repo_commit_sha: 'a'.repeat(40),
     });
-    await activityEnv().run(recordRevisionStatus, { revisionId, status: 'BUILDING' });
+    await runActivity(recordRevisionStatus, { revisionId, status: 'BUILDING' });
     expect(await revision(revisionId)).toMatchObject({ status: 'BUILDING', status_message: null, failed_step: null, repo_commit_sha: 'a'.repeat(40) });
   });
 
   it('a final status is never left, and DEPLOYED keeps the deployment url', async () => {
     const { revisionId, deploymentId, name } = await createDeployment(deps.db, deps.secretBox);
     const { recordRevisionStatus } = createActivities(deps);
-    await activityEnv().run(recordRevisionStatus, { revisionId, status: 'DEPLOYED' });
-    await activityEnv().run(recordRevisionStatus, { revisionId, status: 'DEPLOYING' });
+    await runActivity(recordRevisionStatus, { revisionId, status: 'DEPLOYED' });
+    await runActivity(recordRevisionStatus, { revisionId, status: 'DEPLOYING' });
     expect((await revision(revisionId)).status).toBe('DEPLOYED');
     const deployment = await deps.db('deployments').where({ id: deploymentId }).first('url');
     expect(deployment.url).toBe(deps.target.deploymentUrl(name));
@@ -43,8 +43,8 @@ describe('recordRevisionStatus and recordDeploymentStatus activities', () => {
   it('a deployment awaiting deletion stays so', async () => {
     const { deploymentId } = await createDeployment(deps.db, deps.secretBox);
     const { recordDeploymentStatus } = createActivities(deps);
-    await activityEnv().run(recordDeploymentStatus, { deploymentId, status: 'AWAITING_DELETE' });
-    await activityEnv().run(recordDeploymentStatus, { deploymentId, status: 'READY' });
+    await runActivity(recordDeploymentStatus, { deploymentId, status: 'AWAITING_DELETE' });
+    await runActivity(recordDeploymentStatus, { deploymentId, status: 'READY' });
     expect((await deps.db('deployments').where({ id: deploymentId }).first('status')).status).toBe('AWAITING_DELETE');
   });
 });

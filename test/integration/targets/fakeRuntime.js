@@ -1,11 +1,12 @@
 // A stand-in for `graphx runtime` (being built in parallel): serves GET /ok and a few routes the gateway tests need,
 // and on SIGTERM stops accepting, lets open streams finish, then exits 0 — the runtime's contract.
-// Steered by deployment secrets (they arrive as environment variables): FAKE_EXIT_WITH, FAKE_OK_DELAY_MS.
+// Steered by deployment secrets (they arrive as environment variables): FAKE_EXIT_WITH (any value: fail at start-up), FAKE_OK_DELAY_MS.
+const crypto = require('node:crypto');
 const http = require('node:http');
 
 if (process.env.FAKE_EXIT_WITH) {
   console.log('fake runtime starting');
-  console.error(process.env.FAKE_EXIT_WITH);
+  console.error("Error: Cannot find module ./src/graph.js");
   process.exit(3);
 }
 
@@ -33,6 +34,16 @@ const server = http.createServer((req, res) => {
           body,
           revisionId: process.env.GRAPHX_REVISION_ID,
           envKeys: Object.keys(process.env).sort(),
+          env: {
+            PORT: process.env.PORT,
+            HOST: process.env.HOST,
+            NODE_OPTIONS: process.env.NODE_OPTIONS,
+            GRAPHX_CONTROL_PLANE_URL: process.env.GRAPHX_CONTROL_PLANE_URL,
+            GRAPHX_CONFIG_PATH: process.env.GRAPHX_CONFIG_PATH,
+            DATABASE_URI_USER: new URL(process.env.DATABASE_URI).username,
+          },
+          serviceTokenHash: crypto.createHash('sha256').update(process.env.GRAPHX_SERVICE_TOKEN || '').digest('hex'),
+          cwd: process.cwd(),
         }),
       );
     });
