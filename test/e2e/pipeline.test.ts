@@ -2,8 +2,13 @@
  * Issue 3's acceptance through the public API only: a real git repository holding a LangGraph.js app, the real
  * pipeline (Temporal dev server, git, npm, PostgreSQL, supervised runtime processes behind the gateway).
  */
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
+import { Client as PgClient } from 'pg';
+import { retrySignal, revisionWorkflowId } from '../../workflows/messages';
+import { testEnv, testTemporalClient } from '../support/env';
 import { createGitRepo, type GitRepo } from '../support/gitRepos';
 import { codehostDeployment, readSse, startPipelineStack, type PipelineStack } from '../support/pipelineStack';
 
@@ -24,6 +29,11 @@ describe('deployments from a git repository to a running app', () => {
   beforeAll(async () => {
     pipeline = await startPipelineStack();
     repo = createGitRepo(FIXTURE);
+    // Branch v2 answers differently, so a test can tell which revision serves.
+    repo.branch('v2', true);
+    const graph = fs.readFileSync(path.join(repo.dir, 'src', 'graph.js'), 'utf8');
+    repo.commit('v2 answers with v2:', { 'src/graph.js': graph.replace('`echo: ${', '`v2: ${') });
+    repo.checkout('main');
   });
   afterAll(async () => {
     await pipeline?.stop();
@@ -62,4 +72,214 @@ describe('deployments from a git repository to a running app', () => {
     const logs = (await pipeline.api('GET', `/v2/deployments/${created.body.id}/revisions/${created.body.latest_revision_id}/logs`)).body;
     expect(logs.logs.length).toBeGreaterThan(0);
   });
+
+  const revisionOf = async (deploymentId: string, revisionId: string) =>
+    (await pipeline.api('GET', `/v2/deployments/${deploymentId}/revisions/${revisionId}`)).body;
+  const deploymentOf = async (deploymentId: string) => (await pipeline.api('GET', `/v2/deployments/${deploymentId}`)).body;
+  const settled = (status: string) => ['DEPLOYED', 'SKIPPED', 'INTERRUPTED', 'BUILD_FAILED', 'DEPLOY_FAILED'].includes(status);
+
+  async function deployAndWait(body: Record<string, unknown>) {
+    const created = await pipeline.api('POST', '/v2/deployments', body);
+    expect(created.status).toBe(201);
+    await pipeline.waitForRevision(created.body.id, created.body.latest_revision_id, settled);
+    const revision = await revisionOf(created.body.id, created.body.latest_revision_id);
+    expect({ status: revision.status, message: revision.status_message }).toEqual({ status: 'DEPLOYED', message: null });
+    return deploymentOf(created.body.id);
+  }
+
+  const newName = (prefix: string) => `${prefix}-${crypto.randomBytes(3).toString('hex')}`;
+
+  it('switches to a new repo_ref with no failed request, moving active_revision_id only once the new revision is DEPLOYED', async () => {
+    const deployment = await deployAndWait(codehostDeployment(newName('switch'), repo.url));
+    const firstRevision = deployment.active_revision_id;
+    const patched = await pipeline.api('PATCH', `/v2/deployments/${deployment.id}`, { source_revision_config: { repo_ref: 'v2' } });
+    expect(patched.status).toBe(200);
+    const secondRevision = patched.body.latest_revision_id;
+    expect(secondRevision).not.toBe(firstRevision);
+
+    const failures: string[] = [];
+    const answers = new Set<string>();
+    let activeBeforeDeployed: string[] = [];
+    let done = false;
+    const client = (async () => {
+      // A bounded loop of runs on loopback while the switch happens.
+      for (let i = 0; i < 2000 && !done; i += 1) {
+        try {
+          const events = await streamRun(deployment.url, `n${i}`);
+          const update = events.find((event) => event.event === 'updates')?.data as { respond?: { echo: string } } | undefined;
+          if (!update?.respond) failures.push(`run ${i}: ${JSON.stringify(events)}`);
+          else answers.add(update.respond.echo.split(':')[0] as string);
+        } catch (error) {
+          failures.push(`run ${i}: ${(error as Error).message}`);
+        }
+      }
+    })();
+    const watcher = (async () => {
+      while (!done) {
+        const [current, revision] = await Promise.all([deploymentOf(deployment.id), revisionOf(deployment.id, secondRevision)]);
+        if (current.active_revision_id === secondRevision && revision.status !== 'DEPLOYED') activeBeforeDeployed.push(revision.status);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
+    await pipeline.waitForRevision(deployment.id, secondRevision, settled);
+    // Keep calling for a moment after the switch, while the old instance drains.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    done = true;
+    await Promise.all([client, watcher]);
+
+    expect((await revisionOf(deployment.id, secondRevision)).status).toBe('DEPLOYED');
+    expect(failures).toEqual([]);
+    expect(activeBeforeDeployed).toEqual([]);
+    expect(answers).toEqual(new Set(['echo', 'v2']));
+    expect((await deploymentOf(deployment.id)).active_revision_id).toBe(secondRevision);
+    // The older revision keeps DEPLOYED; active_revision_id tells which one serves.
+    expect((await revisionOf(deployment.id, firstRevision)).status).toBe('DEPLOYED');
+    activeBeforeDeployed = [];
+  });
+
+  it('skips the two older of three quick PATCHes made while a revision builds, deploying the building one first and then the newest', async () => {
+    const deployment = await deployAndWait(codehostDeployment(newName('queue'), repo.url));
+    const slow = await pipeline.api('PATCH', `/v2/deployments/${deployment.id}`, { source_config: { build_command: 'sleep 4' }, source_revision_config: { repo_ref: 'v2' } });
+    const building = slow.body.latest_revision_id;
+    await pipeline.waitForRevision(deployment.id, building, (status) => status === 'BUILDING' || settled(status));
+    const quick: string[] = [];
+    for (const ref of ['main', 'v2', 'main']) {
+      const response = await pipeline.api('PATCH', `/v2/deployments/${deployment.id}`, { source_config: { build_command: 'true' }, source_revision_config: { repo_ref: ref } });
+      expect(response.status).toBe(200);
+      quick.push(response.body.latest_revision_id);
+    }
+    const [second, third, newest] = quick as [string, string, string];
+    await pipeline.waitForRevision(deployment.id, newest, settled);
+    expect((await revisionOf(deployment.id, building)).status).toBe('DEPLOYED');
+    expect((await revisionOf(deployment.id, second)).status).toBe('SKIPPED');
+    expect((await revisionOf(deployment.id, third)).status).toBe('SKIPPED');
+    expect((await revisionOf(deployment.id, newest)).status).toBe('DEPLOYED');
+    const list = (await pipeline.api('GET', `/v2/deployments/${deployment.id}/revisions?status=SKIPPED`)).body;
+    expect(list.resources.map((revision: { id: string }) => revision.id).sort()).toEqual([second, third].sort());
+    expect((await deploymentOf(deployment.id)).active_revision_id).toBe(newest);
+    const events = await streamRun((await deploymentOf(deployment.id)).url, 'last');
+    expect(events).toContainEqual({ event: 'updates', data: { respond: { echo: 'echo: last' } } });
+  });
+
+  async function failingBuildDeployment() {
+    const flag = path.join(testEnv.runDir(), `flag-${crypto.randomBytes(4).toString('hex')}`);
+    const body = codehostDeployment(newName('retry'), repo.url, {
+      sourceConfig: { build_command: `echo building; test -f ${flag} || { echo "flag file ${path.basename(flag)} is missing"; exit 3; }` },
+    });
+    const created = await pipeline.api('POST', '/v2/deployments', body);
+    expect(created.status).toBe(201);
+    await pipeline.waitForRevision(created.body.id, created.body.latest_revision_id, settled);
+    const failed = await revisionOf(created.body.id, created.body.latest_revision_id);
+    expect(failed.status).toBe('BUILD_FAILED');
+    expect(failed.status_message).toContain(`flag file ${path.basename(flag)} is missing`);
+    expect(failed.status_message).toContain('exited with code 3');
+    fs.writeFileSync(flag, 'ok');
+    return { deploymentId: created.body.id as string, revisionId: created.body.latest_revision_id as string };
+  }
+
+  it('ends a failing build_command BUILD_FAILED with its last output line, and POST …/retry brings it to DEPLOYED without a new revision', async () => {
+    const { deploymentId, revisionId } = await failingBuildDeployment();
+    const retried = await pipeline.api('POST', `/v2/deployments/${deploymentId}/revisions/${revisionId}/retry`);
+    expect(retried.status).toBe(202);
+    await pipeline.waitForRevision(deploymentId, revisionId, (status) => status === 'DEPLOYED');
+    const deployment = await deploymentOf(deploymentId);
+    expect(deployment.latest_revision_id).toBe(revisionId);
+    expect(deployment.active_revision_id).toBe(revisionId);
+    expect((await pipeline.api('GET', `/v2/deployments/${deploymentId}/revisions`)).body.resources).toHaveLength(1);
+  });
+
+  it('resumes a BUILD_FAILED revision with the retry signal sent by a Temporal client, as an operator would', async () => {
+    const { deploymentId, revisionId } = await failingBuildDeployment();
+    const temporal = await testTemporalClient();
+    try {
+      await temporal.workflow.getHandle(revisionWorkflowId(revisionId)).signal(retrySignal);
+    } finally {
+      await temporal.connection.close();
+    }
+    await pipeline.waitForRevision(deploymentId, revisionId, (status) => status === 'DEPLOYED');
+    expect((await deploymentOf(deploymentId)).active_revision_id).toBe(revisionId);
+  });
+
+  it('interrupts a revision during BUILDING: it ends INTERRUPTED and no build process is left', async () => {
+    const marker = `graphx-build-marker-${crypto.randomBytes(4).toString('hex')}`;
+    const created = await pipeline.api(
+      'POST',
+      '/v2/deployments',
+      codehostDeployment(newName('interrupt'), repo.url, { sourceConfig: { build_command: `sh -c 'sleep 120; echo ${marker}' ${marker}` } }),
+    );
+    const revisionId = created.body.latest_revision_id;
+    await pipeline.waitForRevision(created.body.id, revisionId, (status) => status === 'BUILDING');
+    const deadline = Date.now() + 60_000;
+    while (processesMentioning(marker).length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(processesMentioning(marker).length).toBeGreaterThan(0);
+    const interrupted = await pipeline.api('POST', `/v2/deployments/${created.body.id}/revisions/${revisionId}/interrupt`);
+    expect(interrupted.status).toBe(202);
+    await pipeline.waitForRevision(created.body.id, revisionId, (status) => status === 'INTERRUPTED', 30_000);
+    expect(processesMentioning(marker)).toEqual([]);
+    const again = await pipeline.api('POST', `/v2/deployments/${created.body.id}/revisions/${revisionId}/interrupt`);
+    expect(again.status).toBe(409);
+  });
+
+  it('redeploys an older revision as a new revision with the older configuration, and serves it', async () => {
+    const deployment = await deployAndWait(codehostDeployment(newName('rollback'), repo.url, { repoRef: 'v2' }));
+    const v2Revision = deployment.active_revision_id;
+    const patched = await pipeline.api('PATCH', `/v2/deployments/${deployment.id}`, { source_revision_config: { repo_ref: 'main' } });
+    await pipeline.waitForRevision(deployment.id, patched.body.latest_revision_id, settled);
+    expect((await streamRun(deployment.url, 'x')).find((event) => event.event === 'updates')?.data).toEqual({ respond: { echo: 'echo: x' } });
+
+    const redeployed = await pipeline.api('POST', `/v2/deployments/${deployment.id}/revisions/${v2Revision}/redeploy`);
+    expect(redeployed.status).toBe(200);
+    const rollbackRevision = redeployed.body.latest_revision_id;
+    expect(rollbackRevision).not.toBe(v2Revision);
+    expect(redeployed.body.source_revision_config.repo_ref).toBe('v2');
+    await pipeline.waitForRevision(deployment.id, rollbackRevision, settled);
+    expect((await revisionOf(deployment.id, rollbackRevision)).status).toBe('DEPLOYED');
+    expect((await streamRun(deployment.url, 'y')).find((event) => event.event === 'updates')?.data).toEqual({ respond: { echo: 'v2: y' } });
+  });
+
+  it('deletes a deployment: 204, AWAITING_DELETE, then 404; its app process is gone and its database dropped', async () => {
+    const deployment = await deployAndWait(codehostDeployment(newName('delete'), repo.url));
+    const instances = await pipeline.stack.db('local_instances').where({ deployment_id: deployment.id }).whereNot({ status: 'stopped' });
+    expect(instances.length).toBeGreaterThan(0);
+    const { database_name: databaseName } = await pipeline.stack.db('deployments').where({ id: deployment.id }).first('database_name');
+    expect(databaseName).toBeTruthy();
+
+    const deleted = await pipeline.api('DELETE', `/v2/deployments/${deployment.id}`);
+    expect(deleted.status).toBe(204);
+    expect((await deploymentOf(deployment.id)).status).toBe('AWAITING_DELETE');
+    const deadline = Date.now() + 60_000;
+    while ((await pipeline.api('GET', `/v2/deployments/${deployment.id}`)).status !== 404 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(await pipeline.api('GET', `/v2/deployments/${deployment.id}`)).toEqual({ status: 404, body: { detail: `Deployment ID ${deployment.id} not found.` } });
+    for (const instance of instances) expect(isAlive(instance.pid)).toBe(false);
+    const admin = new PgClient({ connectionString: process.env.GRAPHX_TEST_PG_ADMIN_URL });
+    await admin.connect();
+    try {
+      expect((await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [databaseName])).rowCount).toBe(0);
+    } finally {
+      await admin.end();
+    }
+    const gateway = await fetch(`${deployment.url}/ok`);
+    expect([404, 502, 503]).toContain(gateway.status);
+  });
 });
+
+function processesMentioning(text: string): string[] {
+  try {
+    return execFileSync('pgrep', ['-af', text], { encoding: 'utf8' })
+      .split('\n')
+      .filter((line) => line && !line.includes('pgrep'));
+  } catch {
+    return [];
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

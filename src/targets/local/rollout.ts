@@ -125,6 +125,12 @@ export async function switchRoute(db: Db, spec: RevisionSpec, rows: InstanceRow[
       .where({ id: spec.deploymentId })
       .whereNull('deleted_at')
       .update({ active_revision_id: spec.revisionId, url, updated_at: trx.fn.now() });
+    // DEPLOYED in the same transaction: nobody can see active_revision_id on a revision that is not DEPLOYED yet.
+    // The workflow records DEPLOYED again when the activity returns (an idempotent write).
+    await trx('revisions')
+      .where({ id: spec.revisionId })
+      .whereNotIn('status', ['SKIPPED', 'INTERRUPTED'])
+      .update({ status: 'DEPLOYED', status_message: null, failed_step: null, updated_at: trx.fn.now() });
   });
   for (const row of rows) row.status = 'serving';
 }
