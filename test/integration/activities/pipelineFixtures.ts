@@ -31,6 +31,8 @@ export interface RevisionOptions {
 
 export interface TestDeployment {
   tenantId: string;
+  /** An API key of the deployment's tenant. */
+  apiKey: string;
   deploymentId: string;
   name: string;
   revisionId: string;
@@ -38,7 +40,7 @@ export interface TestDeployment {
 
 /** A tenant, a deployment (AWAITING_DATABASE) with its tracing project, and its first revision. */
 export async function createDeployment(db: Db, secretBox: SecretBox, options: RevisionOptions = {}): Promise<TestDeployment> {
-  const { tenantId } = await createTenant(db, 'pipeline');
+  const { tenantId, apiKey } = await createTenant(db, 'pipeline');
   const deploymentId = crypto.randomUUID();
   const name = `app-${crypto.randomBytes(4).toString('hex')}`;
   const tracingProjectId = crypto.randomUUID();
@@ -53,7 +55,7 @@ export async function createDeployment(db: Db, secretBox: SecretBox, options: Re
   });
   await db('tracing_projects').insert({ id: tracingProjectId, tenant_id: tenantId, name, deployment_id: deploymentId });
   const revisionId = await addRevision(db, secretBox, deploymentId, options);
-  return { tenantId, deploymentId, name, revisionId };
+  return { tenantId, apiKey, deploymentId, name, revisionId };
 }
 
 /** A new revision of the deployment (status AWAITING_BUILD). */
