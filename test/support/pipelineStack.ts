@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import type { GraphxConfig } from '../../src/config';
 import { startStack, type StackHandle } from '../../src/stack';
 import { createTenant, testConfig, testEnv } from './env';
 
@@ -13,6 +14,7 @@ export interface PipelineStack {
   apiKey: string;
   tenantId: string;
   dataDir: string;
+  config: GraphxConfig;
   api: <T = any>(method: string, urlPath: string, body?: unknown) => Promise<{ status: number; body: T }>;
   /** Polls the revision until `done(status)`; returns every distinct status seen, in order. */
   waitForRevision: (deploymentId: string, revisionId: string, done: (status: string) => boolean, timeoutMs?: number) => Promise<string[]>;
@@ -54,7 +56,7 @@ export async function startPipelineStack(options: { worker?: boolean; env?: Reco
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   };
-  return { stack, apiKey, tenantId, dataDir: config.dataDir, api, waitForRevision, stop: () => stack.stop() };
+  return { stack, apiKey, tenantId, dataDir: config.dataDir, config, api, waitForRevision, stop: () => stack.stop() };
 }
 
 /** The request a CI job sends to deploy a repository. */

@@ -1,0 +1,134 @@
+/**
+ * A worker killed with SIGKILL during BUILDING, and another during DEPLOYING: with a fresh worker process each time,
+ * the revision still reaches DEPLOYED, with exactly one app instance and one database for the deployment.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Client as PgClient } from 'pg';
+import { testEnv } from '../support/env';
+import { createGitRepo } from '../support/gitRepos';
+import { codehostDeployment, readSse, startPipelineStack, type PipelineStack } from '../support/pipelineStack';
+
+const root = path.resolve(__dirname, '..', '..');
+const FIXTURE = path.resolve(__dirname, '..', 'fixtures', 'apps', 'pipeline-echo');
+
+describe('pipeline survives worker crashes', () => {
+  let pipeline: PipelineStack;
+  const workers: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    pipeline = await startPipelineStack({ worker: false });
+  });
+  afterAll(async () => {
+    for (const worker of workers) if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
+    await pipeline?.stop();
+  });
+
+  /** `graphx worker` as its own process, sharing the stack's database, Temporal, data dir and secret key. */
+  function startWorker(): ChildProcess {
+    const config = pipeline.stack;
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATABASE_URL: testEnv.databaseUrl(),
+      TEMPORAL_ADDRESS: testEnv.temporalAddress(),
+      GRAPHX_DATA_DIR: pipeline.dataDir,
+      GRAPHX_SECRET_KEY: pipeline.config.secretKey as string,
+      GRAPHX_PUBLIC_URL: config.apiUrl,
+      GRAPHX_GATEWAY_PORT: new URL(config.gatewayUrl).port,
+      GRAPHX_ALLOW_FILE_REPOS: '1',
+      GRAPHX_LOG_LEVEL: 'warn',
+    };
+    const worker = spawn(process.execPath, [path.join(root, 'bin', 'graphx.js'), 'worker'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
+    workers.push(worker);
+    return worker;
+  }
+
+  async function kill(worker: ChildProcess): Promise<void> {
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    worker.kill('SIGKILL');
+    await exited;
+  }
+
+  it('reaches DEPLOYED after SIGKILL in BUILDING and in DEPLOYING, with one app instance and one database', async () => {
+    // An app that takes 4 s to load, so DEPLOYING lasts long enough to kill a worker in it.
+    const repo = createGitRepo(FIXTURE);
+    const graph = fs.readFileSync(path.join(repo.dir, 'src', 'graph.js'), 'utf8');
+    repo.commit('slow start', { 'src/graph.js': `await new Promise((resolve) => setTimeout(resolve, 4000));\n${graph}` });
+
+    let worker = startWorker();
+    const name = `crash-${crypto.randomBytes(3).toString('hex')}`;
+    const created = await pipeline.api('POST', '/v2/deployments', codehostDeployment(name, repo.url, { sourceConfig: { build_command: 'sleep 5' } }));
+    expect(created.status).toBe(201);
+    const deploymentId: string = created.body.id;
+    const revisionId: string = created.body.latest_revision_id;
+
+    await pipeline.waitForRevision(deploymentId, revisionId, (status) => status === 'BUILDING');
+    await kill(worker);
+    worker = startWorker();
+
+    await pipeline.waitForRevision(deploymentId, revisionId, (status) => status === 'DEPLOYING' || status === 'DEPLOYED' || status.endsWith('FAILED'));
+    const atKill = (await pipeline.api('GET', `/v2/deployments/${deploymentId}/revisions/${revisionId}`)).body.status;
+    expect(atKill).toBe('DEPLOYING');
+    await kill(worker);
+    worker = startWorker();
+
+    await pipeline.waitForRevision(deploymentId, revisionId, (status) => status === 'DEPLOYED' || status.endsWith('FAILED'));
+    const revision = (await pipeline.api('GET', `/v2/deployments/${deploymentId}/revisions/${revisionId}`)).body;
+    expect({ status: revision.status, message: revision.status_message }).toEqual({ status: 'DEPLOYED', message: null });
+    const deployment = (await pipeline.api('GET', `/v2/deployments/${deploymentId}`)).body;
+    expect(deployment.active_revision_id).toBe(revisionId);
+
+    // Exactly one instance runs (what the database says and what the process table says agree).
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const live = await pipeline.stack.db('local_instances').where({ deployment_id: deploymentId }).whereNot({ status: 'stopped' });
+    expect(live).toHaveLength(1);
+    expect(runtimeProcessesOf(deploymentId)).toHaveLength(1);
+    const events = readSse(
+      await fetch(`${deployment.url}/runs/stream`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Api-Key': pipeline.apiKey },
+        body: JSON.stringify({ assistant_id: 'agent', input: { input: 'after crashes' }, stream_mode: 'updates' }),
+      }),
+    );
+    expect(await events).toContainEqual({ event: 'updates', data: { respond: { echo: 'echo: after crashes' } } });
+
+    // One database for the deployment.
+    const admin = new PgClient({ connectionString: process.env.GRAPHX_TEST_PG_ADMIN_URL });
+    await admin.connect();
+    try {
+      const { database_name: databaseName } = await pipeline.stack.db('deployments').where({ id: deploymentId }).first('database_name');
+      const compact = deploymentId.replace(/-/g, '');
+      const databases = await admin.query(`SELECT datname FROM pg_database WHERE datname LIKE $1`, [`%${compact}%`]);
+      expect(databases.rows.map((row) => row.datname)).toEqual([databaseName]);
+    } finally {
+      await admin.end();
+    }
+
+    // Clean up through the product: delete stops the instance (started by a worker process, not by this one).
+    expect((await pipeline.api('DELETE', `/v2/deployments/${deploymentId}`)).status).toBe(204);
+    const deadline = Date.now() + 60_000;
+    while ((await pipeline.api('GET', `/v2/deployments/${deploymentId}`)).status !== 404 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(runtimeProcessesOf(deploymentId)).toEqual([]);
+    await kill(worker);
+  }, 420_000);
+});
+
+/** Runtime processes of a deployment, by the GRAPHX_DEPLOYMENT_ID in their environment. */
+function runtimeProcessesOf(deploymentId: string): number[] {
+  const pids = execFileSync('sh', ['-c', "pgrep -f 'graphx.js runtime' || true"], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean)
+    .map(Number);
+  return pids.filter((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`GRAPHX_DEPLOYMENT_ID=${deploymentId}`);
+    } catch {
+      return false;
+    }
+  });
+}
