@@ -79,12 +79,13 @@ export async function startTemporalDevServer(options: DevServerOptions): Promise
           await connection.close();
         }
       },
-      60_000,
+      120_000,
       200,
     );
   } catch (error) {
     child.kill('SIGKILL');
-    throw error;
+    const tail = options.logFile && fs.existsSync(options.logFile) ? fs.readFileSync(options.logFile, 'utf8').slice(-2000) : '';
+    throw new Error(`${(error as Error).message}${tail ? `\nLast lines of ${options.logFile}:\n${tail}` : ''}`);
   }
 
   return {

@@ -8,6 +8,8 @@ import path from 'node:path';
 import { Connection, WorkflowClient } from '@temporalio/client';
 import { findFreePort } from '../../src/net/ports';
 import { makeDataDir, testEnv } from '../support/env';
+import { createGitRepo } from '../support/gitRepos';
+import { readSse } from '../support/pipelineStack';
 
 const root = path.resolve(__dirname, '..', '..');
 
@@ -86,15 +88,19 @@ describe('graphx start (embedded stack)', () => {
       expect(ui.status).toBe(200);
       expect(await ui.text()).toMatch(/<html/i);
 
-      // Something to find in the Temporal history after a restart: a deployment's workflow.
+      // A real deployment on the embedded stack (its database in embedded PostgreSQL), to find again after a restart.
+      const repo = createGitRepo(path.resolve(__dirname, '..', 'fixtures', 'apps', 'pipeline-echo'));
       const created = await fetch(`${api}/v2/deployments`, {
         method: 'POST',
         headers: { 'X-Api-Key': key, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ name: 'restart-check', source: 'codehost', source_config: { repo_url: 'file:///nonexistent/repo' }, source_revision_config: {}, secrets: [] }),
+        body: JSON.stringify({ name: 'restart-check', source: 'codehost', source_config: { repo_url: repo.url }, source_revision_config: {}, secrets: [] }),
       });
       expect(created.status).toBe(201);
-      const deploymentId = ((await created.json()) as { id: string }).id;
+      const { id: deploymentId, latest_revision_id: revisionId } = (await created.json()) as { id: string; latest_revision_id: string };
       await waitForWorkflow(`127.0.0.1:${first.ports.GRAPHX_TEMPORAL_PORT}`, `deployment/${deploymentId}`);
+      expect(await waitForDeployed(api, key, deploymentId, revisionId)).toBe('DEPLOYED');
+      const appUrl = `http://127.0.0.1:${first.ports.GRAPHX_GATEWAY_PORT}/restart-check`;
+      expect(await echoThrough(appUrl, key, 'before')).toBe('echo: before');
 
       expect(await stopStack(first)).toBe(0);
       expect(processesMentioning(dataDir)).toEqual([]);
@@ -105,6 +111,8 @@ describe('graphx start (embedded stack)', () => {
         const again = await fetch(`http://127.0.0.1:${second.ports.PORT}/v2/deployments/${deploymentId}`, { headers: { 'X-Api-Key': key } });
         expect(again.status).toBe(200);
         await waitForWorkflow(`127.0.0.1:${second.ports.GRAPHX_TEMPORAL_PORT}`, `deployment/${deploymentId}`);
+        // The app serves again after the restart, at the new gateway.
+        expect(await echoThrough(`http://127.0.0.1:${second.ports.GRAPHX_GATEWAY_PORT}/restart-check`, key, 'after')).toBe('echo: after');
       } finally {
         expect(await stopStack(second)).toBe(0);
       }
@@ -154,4 +162,25 @@ async function waitForWorkflow(address: string, workflowId: string): Promise<voi
   } finally {
     await connection.close();
   }
+}
+
+async function waitForDeployed(api: string, key: string, deploymentId: string, revisionId: string): Promise<string> {
+  const deadline = Date.now() + 240_000;
+  for (;;) {
+    const response = await fetch(`${api}/v2/deployments/${deploymentId}/revisions/${revisionId}`, { headers: { 'X-Api-Key': key } });
+    const { status, status_message: message } = (await response.json()) as { status: string; status_message: string | null };
+    if (status === 'DEPLOYED') return status;
+    if (status.endsWith('_FAILED') || Date.now() > deadline) return `${status}: ${message}`;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function echoThrough(appUrl: string, key: string, input: string): Promise<string | undefined> {
+  const response = await fetch(`${appUrl}/runs/stream`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-Api-Key': key },
+    body: JSON.stringify({ assistant_id: 'agent', input: { input }, stream_mode: 'updates' }),
+  });
+  const events = await readSse(response);
+  return (events.find((event) => event.event === 'updates')?.data as { respond?: { echo: string } } | undefined)?.respond?.echo;
 }
