@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { Client as PgClient } from 'pg';
 import { retrySignal, revisionWorkflowId } from '../../workflows/messages';
 import { testEnv, testTemporalClient } from '../support/env';
@@ -218,6 +219,45 @@ describe('deployments from a git repository to a running app', () => {
     expect(processesMentioning(marker)).toEqual([]);
     const again = await pipeline.api('POST', `/v2/deployments/${created.body.id}/revisions/${revisionId}/interrupt`);
     expect(again.status).toBe(409);
+  });
+
+  it('lets an operator find a stuck build in Temporal by deployment name, with its phase and last log lines in the heartbeat', async () => {
+    const name = newName('stuck');
+    const created = await pipeline.api(
+      'POST',
+      '/v2/deployments',
+      codehostDeployment(name, repo.url, { sourceConfig: { build_command: 'echo compiling step one; echo compiling step two; sleep 60' } }),
+    );
+    const revisionId: string = created.body.latest_revision_id;
+    await pipeline.waitForRevision(created.body.id, revisionId, (status) => status === 'BUILDING');
+    const temporal = await testTemporalClient();
+    try {
+      const found: string[] = [];
+      for await (const execution of temporal.workflow.list({ query: `GraphxDeploymentName = '${name}' AND ExecutionStatus = 'Running'` })) {
+        found.push(execution.workflowId);
+      }
+      expect(found.sort()).toEqual([`deployment/${created.body.id}`, revisionWorkflowId(revisionId)].sort());
+
+      const handle = temporal.workflow.getHandle(revisionWorkflowId(revisionId));
+      let details: { phase?: string; lastLines?: string[] } = {};
+      const deadline = Date.now() + 60_000;
+      while (!details.lastLines?.includes('compiling step two') && Date.now() < deadline) {
+        const description = await handle.describe();
+        const payload = description.raw.pendingActivities?.[0]?.heartbeatDetails?.payloads?.[0];
+        if (payload) details = defaultPayloadConverter.fromPayload(payload);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+      expect(details.phase).toMatch(/build/);
+      expect(details.lastLines).toEqual(expect.arrayContaining(['compiling step one', 'compiling step two']));
+      const description = await handle.describe();
+      expect(await description.staticSummary()).toBe(`build ${name} rev 1 from main`);
+      expect(description.searchAttributes.GraphxRevisionStatus).toEqual(['BUILDING']);
+      expect(description.searchAttributes.GraphxRevisionId).toEqual([revisionId]);
+    } finally {
+      await temporal.connection.close();
+    }
+    expect((await pipeline.api('POST', `/v2/deployments/${created.body.id}/revisions/${revisionId}/interrupt`)).status).toBe(202);
+    await pipeline.waitForRevision(created.body.id, revisionId, (status) => status === 'INTERRUPTED', 30_000);
   });
 
   it('redeploys an older revision as a new revision with the older configuration, and serves it', async () => {
