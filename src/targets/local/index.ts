@@ -8,6 +8,7 @@ import type { GraphxConfig } from '../../config';
 import type { Db } from '../../db/knex';
 import { logger } from '../../logger';
 import type { SecretBox } from '../../security/secretBox';
+import { controlPlaneDatabaseUrl } from './deploymentDatabase';
 import { startGateway } from './gateway';
 import { RUNTIME_COMMAND, type InstanceCommand } from './instanceEnv';
 import { InstanceManager } from './instances';
@@ -56,7 +57,45 @@ export class LocalTarget {
       secretBox: options.secretBox,
       instanceCommand: options.instanceCommand ?? RUNTIME_COMMAND,
       controlPlaneUrl: () => this.controlPlaneUrl,
+      onDeath: (row) => {
+        this.replaceDeadInstance(row).catch((error: unknown) =>
+          logger.error({ err: error, deploymentId: row.deployment_id }, 'could not replace a dead app instance'),
+        );
+      },
     });
+  }
+
+  /**
+   * Supervision: a serving instance whose process died is replaced by a new one of the same revision, under the
+   * deployment's lock (a rollout in progress decides instead). A replacement that never becomes healthy is stopped:
+   * a crash loop ends in 503 and its output in the app logs, not in endless restarts.
+   */
+  private async replaceDeadInstance(dead: InstanceRow): Promise<void> {
+    const { db, secretBox } = this.options;
+    await withDeploymentLock(this.lockUrl(), dead.deployment_id, () => {}, async () => {
+      const current = await db('local_instances').where({ id: dead.id }).first('status');
+      if (current?.status !== 'serving') return;
+      await this.instances.stop(dead, 0);
+      await db('app_logs').insert({
+        deployment_id: dead.deployment_id,
+        revision_id: dead.revision_id,
+        level: 'error',
+        message: `Instance on port ${dead.port} (pid ${dead.pid}) exited; starting a replacement.`,
+      });
+      const spec = await loadRevisionSpec(db, secretBox, dead.revision_id);
+      const fresh = await this.instances.start(spec);
+      try {
+        await waitUntilHealthy(this.instances, [fresh], this.timings.healthTimeoutMs, quietProgress);
+      } catch (error) {
+        await this.instances.stop(fresh, 2000);
+        throw error;
+      }
+      await db('local_instances').where({ id: fresh.id, status: 'starting' }).update({ status: 'serving', updated_at: db.fn.now() });
+    });
+  }
+
+  private lockUrl(): string {
+    return controlPlaneDatabaseUrl(this.options.config, this.options.db);
   }
 
   /** Where new instances reach the control-plane API (`GRAPHX_CONTROL_PLANE_URL`); the stack sets it once listening. */
@@ -92,13 +131,15 @@ export class LocalTarget {
    */
   async rollout(revisionId: string, progress: RolloutProgress = quietProgress): Promise<string> {
     const spec = await loadRevisionSpec(this.options.db, this.options.secretBox, revisionId);
-    return rolloutRevision(this.options.db, this.instances, spec, this.deploymentUrl(spec.deploymentName), this.timings, progress);
+    return rolloutRevision(this.lockUrl(), this.options.db, this.instances, spec, this.deploymentUrl(spec.deploymentName), this.timings, progress);
   }
 
   /** Stops every instance of a deployment (any process may have started them: they are found by pid). */
   async stopDeployment(deploymentId: string, onWait: () => void = () => {}): Promise<void> {
-    const rows = await liveInstances(this.options.db, deploymentId);
-    await Promise.all(rows.map((row) => this.instances.stop(row, 10_000, onWait)));
+    await withDeploymentLock(this.lockUrl(), deploymentId, onWait, async () => {
+      const rows = await liveInstances(this.options.db, deploymentId);
+      await Promise.all(rows.map((row) => this.instances.stop(row, 10_000, onWait)));
+    });
   }
 
   /** After a restart of the stack: brings back the instances of every deployment with an active revision. */
@@ -120,7 +161,7 @@ export class LocalTarget {
 
   private async restoreDeployment(deploymentId: string, revisionId: string): Promise<void> {
     const { db, secretBox } = this.options;
-    await withDeploymentLock(db, deploymentId, () => {}, async () => {
+    await withDeploymentLock(this.lockUrl(), deploymentId, () => {}, async () => {
       const spec = await loadRevisionSpec(db, secretBox, revisionId);
       const rows = await ensureRevisionInstances(db, this.instances, spec, quietProgress);
       await waitUntilHealthy(this.instances, rows, this.timings.healthTimeoutMs, quietProgress);

@@ -26,6 +26,8 @@ export interface InstanceDeps {
   secretBox: SecretBox;
   instanceCommand: InstanceCommand;
   controlPlaneUrl: () => string;
+  /** Called when a supervised instance's process is found dead (not stopped by us). */
+  onDeath?: (row: InstanceRow) => void;
 }
 
 /** Starts instances, copies their output, stops them. Tracks the ones this process supervises. */
@@ -33,6 +35,7 @@ export class InstanceManager {
   private readonly supervised = new Map<string, InstanceRow>();
   private readonly copying = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | null = null;
+  private ticks = 0;
 
   constructor(private readonly deps: InstanceDeps) {}
 
@@ -115,6 +118,8 @@ export class InstanceManager {
    * copies its last output, marks it stopped and deletes its service token.
    */
   async stop(row: InstanceRow, graceMs: number, onWait?: () => void): Promise<void> {
+    // Forgotten first: an exit we caused must not look like a crash to the supervision loop.
+    this.supervised.delete(row.id);
     if (row.pid) await stopGroup(row.pid, graceMs, onWait);
     await this.copyOutput(row).catch(() => {});
     const { db } = this.deps;
@@ -122,7 +127,6 @@ export class InstanceManager {
       await trx('local_instances').where({ id: row.id }).update({ status: 'stopped', stopped_at: trx.fn.now(), updated_at: trx.fn.now() });
       if (row.service_token_id) await trx('service_tokens').where({ id: row.service_token_id }).delete();
     });
-    this.supervised.delete(row.id);
   }
 
   /** The last lines the instance wrote (stdout, then stderr), for a failure message. */
@@ -138,7 +142,15 @@ export class InstanceManager {
   }
 
   private async copyAll(): Promise<void> {
-    for (const row of this.supervised.values()) await this.copyOutput(row).catch(() => {});
+    this.ticks += 1;
+    for (const row of this.supervised.values()) {
+      await this.copyOutput(row).catch(() => {});
+      // Every 2 s: a process that died on its own (crash, OOM kill) is reported once, then forgotten.
+      if (this.ticks % 4 === 0 && row.pid && !isProcessAlive(row.pid) && this.supervised.has(row.id)) {
+        this.supervised.delete(row.id);
+        this.deps.onDeath?.(row);
+      }
+    }
   }
 
   /** Copies new complete lines of the instance's output into app_logs, exactly once across processes. */

@@ -6,6 +6,7 @@
  * attempt are adopted when their process is alive and really theirs, and stopped otherwise; old instances left
  * `draining` by a crashed attempt are stopped by the next one. Exactly one set of instances ends up running.
  */
+import { Client as PgClient } from 'pg';
 import type { Db } from '../../db/knex';
 import { processServesInstance } from './instanceEnv';
 import type { InstanceManager } from './instances';
@@ -37,17 +38,25 @@ export interface RolloutTimings {
   drainTimeoutMs: number;
 }
 
-/** Runs `fn` holding the deployment's advisory lock (released by PostgreSQL if this process dies). */
-export async function withDeploymentLock<T>(db: Db, deploymentId: string, onWait: () => void, fn: () => Promise<T>): Promise<T> {
-  return db.transaction(async (trx) => {
+/**
+ * Runs `fn` holding the deployment's advisory lock. The lock lives on a connection of its own, outside the pool, so
+ * holders never starve the pool their own work needs; PostgreSQL releases it if this process dies.
+ */
+export async function withDeploymentLock<T>(connectionString: string, deploymentId: string, onWait: () => void, fn: () => Promise<T>): Promise<T> {
+  const client = new PgClient({ connectionString });
+  client.on('error', () => {}); // A dropped lock connection surfaces as the query error below, not a crash.
+  await client.connect();
+  try {
     for (;;) {
-      const result = await trx.raw('SELECT pg_try_advisory_xact_lock(hashtext(?)) AS locked', [`graphx-local:${deploymentId}`]);
+      const result = await client.query('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [`graphx-local:${deploymentId}`]);
       if (result.rows[0]?.locked) break;
       onWait();
       await delay(250);
     }
-    return fn();
-  });
+    return await fn();
+  } finally {
+    await client.end().catch(() => {});
+  }
 }
 
 /**
@@ -153,6 +162,7 @@ export async function drainOldInstances(
 
 /** The full rollout; returns the deployment URL. */
 export async function rolloutRevision(
+  lockUrl: string,
   db: Db,
   instances: InstanceManager,
   spec: RevisionSpec,
@@ -160,7 +170,7 @@ export async function rolloutRevision(
   timings: RolloutTimings,
   progress: RolloutProgress,
 ): Promise<string> {
-  return withDeploymentLock(db, spec.deploymentId, () => progress.phase('waiting-lock'), async () => {
+  return withDeploymentLock(lockUrl, spec.deploymentId, () => progress.phase('waiting-lock'), async () => {
     const rows = await ensureRevisionInstances(db, instances, spec, progress);
     try {
       await waitUntilHealthy(instances, rows, timings.healthTimeoutMs, progress);

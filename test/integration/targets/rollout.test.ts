@@ -118,6 +118,21 @@ describe('rolloutRevision on the local target (real processes, fake runtime scri
     await restarted.stopAll();
   });
 
+  it('a serving instance that crashes is replaced by a new one of the same revision', async () => {
+    const deployment = await deployRevision();
+    const { url } = await rollout(deployment.revisionId, deployment.deploymentId);
+    const first = await whoami(url);
+    process.kill(first.pid, 'SIGKILL');
+    await waitUntil(async () => {
+      const response = await fetch(`${url}/whoami`);
+      return response.status === 200 && ((await response.json()) as { pid: number }).pid !== first.pid;
+    });
+    const live = await liveInstances(deps.db, deployment.deploymentId);
+    expect(live.map((row) => [row.revision_id, row.status])).toEqual([[deployment.revisionId, 'serving']]);
+    const logs = await deps.db('app_logs').where({ deployment_id: deployment.deploymentId }).pluck('message');
+    expect(logs.some((message) => message.includes('exited; starting a replacement'))).toBe(true);
+  });
+
   it('restoreActiveInstances brings every active deployment back after a stack restart', async () => {
     const deployment = await deployRevision();
     const { url } = await rollout(deployment.revisionId, deployment.deploymentId);
