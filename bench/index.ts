@@ -1,9 +1,21 @@
-/** `npm run bench`: every benchmark in turn, printing figures (nothing is asserted). */
+/**
+ * `npm run bench`: every benchmark in turn, printing figures (nothing is asserted).
+ * `BENCH_ONLY=runtime` or `BENCH_ONLY=pipeline` runs one.
+ */
+import { benchPipeline } from './pipeline';
 import { benchRuntime } from './runtime';
 
+const benchmarks: Array<[string, string, () => Promise<void>]> = [
+  ['runtime', 'agent-server runs (graphx runtime vs LangGraph JS dev server vs bare HTTP)', benchRuntime],
+  ['pipeline', 'create→DEPLOYED of a small LangGraph.js repository, and the orchestration overhead', benchPipeline],
+];
+
 async function main(): Promise<void> {
-  console.log('== bench/runtime: agent-server runs (graphx runtime vs LangGraph JS dev server vs bare HTTP)');
-  await benchRuntime();
+  for (const [name, title, run] of benchmarks) {
+    if (process.env.BENCH_ONLY && process.env.BENCH_ONLY !== name) continue;
+    console.log(`\n== bench/${name}: ${title}`);
+    await run();
+  }
 }
 
 main().catch((error: unknown) => {

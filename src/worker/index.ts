@@ -3,7 +3,7 @@
  * concurrency: a build takes a whole core).
  */
 import path from 'node:path';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities';
 import { BUILD_TASK_QUEUE, CONTROL_TASK_QUEUE } from '../../workflows/messages';
 
@@ -29,7 +29,17 @@ export const HEARTBEAT_THROTTLE = { maxHeartbeatThrottleInterval: '1 second', de
 
 export const WORKFLOWS_PATH = path.resolve(__dirname, '..', '..', 'workflows', 'index.ts');
 
+/** The SDK logs every worker state change at INFO; ours speak at WARN unless debugging. */
+function quietSdkLogs(): void {
+  try {
+    Runtime.install({ logger: new DefaultLogger(process.env.GRAPHX_LOG_LEVEL === 'debug' ? 'INFO' : 'WARN') });
+  } catch {
+    // Installed already (a second worker in this process, or a test set-up).
+  }
+}
+
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
+  quietSdkLogs();
   const connection = await NativeConnection.connect({ address: options.temporalAddress });
   const activities = createActivities(options.deps);
   const workflowSource: Partial<WorkerOptions> = options.workflowBundlePath
