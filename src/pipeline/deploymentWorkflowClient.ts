@@ -22,6 +22,9 @@ export const searchAttributeKeys = {
   revisionStatus: defineSearchAttributeKey('GraphxRevisionStatus', SearchAttributeType.KEYWORD),
 };
 
+/** How long a GET waits for a workflow to answer before reading the database instead. */
+const QUERY_DEADLINE_MS = 2000;
+
 export type OutboxMessage =
   | {
       kind: 'enqueue_revision';
@@ -70,7 +73,8 @@ export async function signalDeploymentWorkflow(temporal: Client, message: Outbox
 export async function queryRevisionStatus(temporal: Client, revisionId: string): Promise<RevisionStatusView | null> {
   try {
     const handle = temporal.workflow.getHandle(revisionWorkflowId(revisionId));
-    return await withTimeout(handle.query(statusQuery), 2000);
+    // A deadline on the call itself (not only on our wait): an abandoned query would keep retrying in the background.
+    return await temporal.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(statusQuery));
   } catch {
     return null;
   }
@@ -86,12 +90,3 @@ export async function signalRevision(temporal: Client, revisionId: string, signa
   }
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('timeout')), ms);
-    promise.then(
-      (value) => (clearTimeout(timer), resolve(value)),
-      (error) => (clearTimeout(timer), reject(error)),
-    );
-  });
-}
