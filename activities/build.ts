@@ -11,6 +11,7 @@ import { minimalPath } from '../src/targets/local/processes';
 import { buildPaths, graphxConfigFile, type RevisionSpec } from '../src/targets/local/revisionSpec';
 import { cloneRevision } from './clone';
 import type { ActivityDeps } from './deps';
+import { dependencyCacheKey, restoreDependencies, saveDependencies } from './support/dependencyCache';
 import { StepProgress } from './support/progress';
 import { runCommand } from './support/runCommand';
 
@@ -78,8 +79,13 @@ export function buildApplicationActivity(deps: ActivityDeps, load: (revisionId: 
       const env = buildEnvironment(deps.config.dataDir, spec);
       const deadline = Date.now() + deps.config.buildTimeoutSeconds * 1000;
       const installCommand = spec.sourceConfig.install_command ?? defaultInstallCommand(appDir);
+      // Only the lock file's own install is cached: a custom install command may do anything.
+      const cacheRoot = path.join(deps.config.dataDir, 'dependency-cache');
+      const cacheKey = installCommand && !spec.sourceConfig.install_command ? dependencyCacheKey(appDir, installCommand, spec.tenantId) : null;
+      const restored = cacheKey ? await restoreDependencies(cacheRoot, cacheKey, appDir) : false;
+      if (restored) progress.line(`Dependencies unchanged since an earlier build (same lock file): reused them instead of \`${installCommand}\`.`);
       const steps = [
-        { phase: 'install', command: installCommand },
+        { phase: 'install', command: restored ? null : installCommand },
         { phase: 'build', command: spec.sourceConfig.build_command ?? null },
       ];
       for (const step of steps) {
@@ -116,6 +122,7 @@ export function buildApplicationActivity(deps: ActivityDeps, load: (revisionId: 
           progress.line(message, 'error');
           throw ApplicationFailure.nonRetryable(message, 'BuildFailed');
         }
+        if (step.phase === 'install' && cacheKey) await saveDependencies(cacheRoot, cacheKey, appDir);
       }
       progress.setPhase('done', 'Build finished.');
     } finally {

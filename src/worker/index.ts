@@ -29,17 +29,20 @@ export const HEARTBEAT_THROTTLE = { maxHeartbeatThrottleInterval: '1 second', de
 
 export const WORKFLOWS_PATH = path.resolve(__dirname, '..', '..', 'workflows', 'index.ts');
 
-/** The SDK logs every worker state change at INFO; ours speak at WARN unless debugging. */
-function quietSdkLogs(): void {
+/**
+ * The SDK logs every worker state change at INFO; ours speak at WARN unless debugging. The SDK would also stop the
+ * workers on SIGINT by itself, racing `graphx start`'s ordered shutdown: the process owns its signals instead.
+ */
+function installSdkRuntime(): void {
   try {
-    Runtime.install({ logger: new DefaultLogger(process.env.GRAPHX_LOG_LEVEL === 'debug' ? 'INFO' : 'WARN') });
+    Runtime.install({ logger: new DefaultLogger(process.env.GRAPHX_LOG_LEVEL === 'debug' ? 'INFO' : 'WARN'), shutdownSignals: [] });
   } catch {
     // Installed already (a second worker in this process, or a test set-up).
   }
 }
 
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
-  quietSdkLogs();
+  installSdkRuntime();
   const connection = await NativeConnection.connect({ address: options.temporalAddress });
   const activities = createActivities(options.deps);
   const workflowSource: Partial<WorkerOptions> = options.workflowBundlePath
@@ -65,8 +68,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const running = Promise.all([control.run(), build.run()]);
   return {
     shutdown: async () => {
-      control.shutdown();
-      build.shutdown();
+      for (const worker of [control, build]) {
+        // A worker already stopping (its own fatal error) is fine: we only wait for it below.
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+      }
       await running;
       await connection.close();
     },
