@@ -15,8 +15,8 @@ import {
 
 const hi = { messages: [{ role: 'user', content: 'hi' }] };
 let controlPlane: Awaited<ReturnType<typeof startControlPlane>>;
-let databases: Array<Awaited<ReturnType<typeof createTestDatabase>>> = [];
-let runtimes: RuntimeProcess[] = [];
+const databases: Array<Awaited<ReturnType<typeof createTestDatabase>>> = [];
+const runtimes: RuntimeProcess[] = [];
 let tenant: { tenantId: string; apiKey: string };
 let otherTenant: { tenantId: string; apiKey: string };
 let deployment: Awaited<ReturnType<typeof seedDeployment>>;
