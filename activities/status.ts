@@ -31,9 +31,9 @@ export function recordRevisionStatusActivity({ db, target }: ActivityDeps) {
     }
     if (input.status === 'DEPLOYED') {
       // The rollout sets the URL; this keeps it once a revision is DEPLOYED even if that write was lost.
-      const deployment = await db('deployments').where({ id: updated[0].deployment_id }).first('name', 'url');
+      const deployment = await db('deployments').where({ id: updated[0].deployment_id }).first('name', 'route_key', 'url');
       if (deployment && !deployment.url) {
-        await db('deployments').where({ id: updated[0].deployment_id }).whereNull('url').update({ url: target.deploymentUrl(deployment.name) });
+        await db('deployments').where({ id: updated[0].deployment_id }).whereNull('url').update({ url: target.deploymentUrl(deployment.route_key ?? deployment.name) });
       }
     }
   };

@@ -62,6 +62,7 @@ export class DeploymentService {
           sourceConfig,
           imageVersion: request.image_version ?? null,
           tracingProjectId,
+          routeKey: await deployments.freeRouteKey(request.name, deploymentId),
         });
         await this.addRevision(trx, { id: deploymentId, tenantId, name: request.name, source: request.source }, sourceConfig, revisionConfig, request.secrets);
       });

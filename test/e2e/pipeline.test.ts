@@ -9,7 +9,7 @@ import path from 'node:path';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { Client as PgClient } from 'pg';
 import { retrySignal, revisionWorkflowId } from '../../workflows/messages';
-import { testEnv, testTemporalClient } from '../support/env';
+import { createTenant, testEnv, testTemporalClient } from '../support/env';
 import { createGitRepo, type GitRepo } from '../support/gitRepos';
 import { codehostDeployment, readSse, startPipelineStack, type PipelineStack } from '../support/pipelineStack';
 
@@ -275,6 +275,37 @@ describe('deployments from a git repository to a running app', () => {
     await pipeline.waitForRevision(deployment.id, rollbackRevision, settled);
     expect((await revisionOf(deployment.id, rollbackRevision)).status).toBe('DEPLOYED');
     expect((await streamRun(deployment.url, 'y')).find((event) => event.event === 'updates')?.data).toEqual({ respond: { echo: 'v2: y' } });
+  });
+
+  it('gives two tenants’ deployments of the same name different gateway URLs, each serving its own app', async () => {
+    const name = newName('shared');
+    const mine = await deployAndWait(codehostDeployment(name, repo.url));
+    const other = await createTenant(pipeline.stack.db, 'other');
+    const theirs = await fetch(`${pipeline.stack.apiUrl}/v2/deployments`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': other.apiKey, 'Content-Type': 'application/json' },
+      body: JSON.stringify(codehostDeployment(name, repo.url, { repoRef: 'v2' })),
+    });
+    expect(theirs.status).toBe(201);
+    const created = (await theirs.json()) as { id: string; latest_revision_id: string };
+    const deadline = Date.now() + 240_000;
+    let deployed: { url: string; active_revision_id: string | null } = { url: '', active_revision_id: null };
+    while (deployed.active_revision_id !== created.latest_revision_id && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      deployed = (await (await fetch(`${pipeline.stack.apiUrl}/v2/deployments/${created.id}`, { headers: { 'X-Api-Key': other.apiKey } })).json()) as typeof deployed;
+    }
+    expect(deployed.url).not.toBe(mine.url);
+    expect(deployed.url).toMatch(new RegExp(`/${name}-[0-9a-f]{8}$`));
+    const answer = async (url: string, key: string) => {
+      const response = await fetch(`${url}/runs/stream`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Api-Key': key },
+        body: JSON.stringify({ assistant_id: 'agent', input: { input: 'who' }, stream_mode: 'updates' }),
+      });
+      return (await readSse(response)).find((event) => event.event === 'updates')?.data;
+    };
+    expect(await answer(mine.url, pipeline.apiKey)).toEqual({ respond: { echo: 'echo: who' } });
+    expect(await answer(deployed.url, other.apiKey)).toEqual({ respond: { echo: 'v2: who' } });
   });
 
   it('deletes a deployment: 204, AWAITING_DELETE, then 404; its app process is gone and its database dropped', async () => {

@@ -4,10 +4,12 @@ import * as coreSchema from './20261123000000_core_schema';
 import * as authService from './20261123000100_auth_service';
 import * as localInstances from './20261124000300_local_instances';
 import * as authAttemptOutcome from './20261124000500_auth_attempt_outcome';
+import * as deploymentRouteKey from './20261124000600_deployment_route_key';
 
 export const migrations: Record<string, Knex.Migration> = {
   '20261123000000_core_schema': coreSchema,
   '20261123000100_auth_service': authService,
   '20261124000300_local_instances': localInstances,
   '20261124000500_auth_attempt_outcome': authAttemptOutcome,
+  '20261124000600_deployment_route_key': deploymentRouteKey,
 };

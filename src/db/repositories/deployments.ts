@@ -52,6 +52,7 @@ export interface NewDeployment {
   sourceConfig: SourceConfig;
   imageVersion: string | null;
   tracingProjectId: string;
+  routeKey: string;
 }
 
 export class DeploymentRepository {
@@ -67,6 +68,7 @@ export class DeploymentRepository {
       status: 'AWAITING_DATABASE',
       image_version: deployment.imageVersion,
       tracing_project_id: deployment.tracingProjectId,
+      route_key: deployment.routeKey,
     });
   }
 
@@ -76,6 +78,12 @@ export class DeploymentRepository {
     if (options.forUpdate) query.forUpdate();
     const row = await query;
     return row ? toDeployment(row) : null;
+  }
+
+  /** The gateway path for a new deployment: its name, unless another tenant's live deployment already holds it. */
+  async freeRouteKey(name: string, deploymentId: string): Promise<string> {
+    const taken = await this.db('deployments').where({ route_key: name }).whereNull('deleted_at').first('id');
+    return taken ? `${name}-${deploymentId.slice(0, 8)}` : name;
   }
 
   async existsByName(tenantId: string, name: string): Promise<boolean> {

@@ -77,12 +77,12 @@ class RouteTable {
     const cached = this.cache.get(name);
     // Only a route with instances is reused: "nothing serves" is re-read, so a restored deployment answers at once.
     if (!fresh && cached && cached.ports.length > 0 && Date.now() - cached.readAt < this.ttlMs) return cached;
-    // Names are unique per tenant only; the URL has no tenant, so the oldest live deployment of a name owns it.
+    // The path segment is the deployment's route_key: unique among live deployments of every tenant.
     const rows: Array<{ id: string; port: number | null }> = await this.db('deployments as d')
       .leftJoin('local_instances as i', function joinServing() {
         this.on('i.deployment_id', '=', 'd.id').andOnVal('i.status', '=', 'serving');
       })
-      .where('d.name', name)
+      .whereRaw('coalesce(d.route_key, d.name) = ?', [name])
       .whereNull('d.deleted_at')
       .orderBy([{ column: 'd.created_at' }, { column: 'i.created_at' }])
       .select('d.id', 'i.port');

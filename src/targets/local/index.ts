@@ -104,8 +104,8 @@ export class LocalTarget {
   }
 
   /** Public URL of a deployment behind the gateway (the gateway's real port once it listens in this process). */
-  deploymentUrl(deploymentName: string): string {
-    return `${this.gatewayUrl()}/${deploymentName}`;
+  deploymentUrl(routeKey: string): string {
+    return `${this.gatewayUrl()}/${routeKey}`;
   }
 
   /** Base URL of the gateway. */
@@ -131,7 +131,7 @@ export class LocalTarget {
    */
   async rollout(revisionId: string, progress: RolloutProgress = quietProgress): Promise<string> {
     const spec = await loadRevisionSpec(this.options.db, this.options.secretBox, revisionId);
-    return rolloutRevision(this.lockUrl(), this.options.db, this.instances, spec, this.deploymentUrl(spec.deploymentName), this.timings, progress);
+    return rolloutRevision(this.lockUrl(), this.options.db, this.instances, spec, this.deploymentUrl(spec.routeKey), this.timings, progress);
   }
 
   /** Stops every instance of a deployment (any process may have started them: they are found by pid). */
@@ -169,7 +169,7 @@ export class LocalTarget {
       // A rollout may have moved on while we waited for the lock: only the still-active revision is switched back in.
       if (active?.active_revision_id !== revisionId) return;
       // The gateway of this process may listen on a new port after a restart: its URL is the one that works now.
-      const url = this.gatewayPort !== null || !active.url ? this.deploymentUrl(spec.deploymentName) : active.url;
+      const url = this.gatewayPort !== null || !active.url ? this.deploymentUrl(spec.routeKey) : active.url;
       await switchRoute(db, spec, rows, url);
       const leftovers = (await liveInstances(db, deploymentId)).filter((row) => row.status === 'draining');
       if (leftovers.length > 0) await drainOldInstances(db, this.instances, deploymentId, this.timings, quietProgress);

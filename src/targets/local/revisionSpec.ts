@@ -17,6 +17,8 @@ export interface RevisionSpec {
   deploymentId: string;
   tenantId: string;
   deploymentName: string;
+  /** Path segment at the gateway (the name unless another tenant's live deployment holds it). */
+  routeKey: string;
   status: string;
   sourceConfig: {
     repo_url?: string | null;
@@ -74,6 +76,7 @@ export async function loadRevisionSpec(db: DbOrTx, secretBox: SecretBox, revisio
       'r.secrets_encrypted',
       'r.repo_commit_sha',
       'd.name as deployment_name',
+      'd.route_key',
     );
   if (!row) throw new RevisionNotFoundError(`Revision ID ${revisionId} not found.`);
   const revisionConfig = (row.source_revision_config ?? {}) as { repo_ref?: string | null; graphx_config_path?: string | null };
@@ -82,6 +85,7 @@ export async function loadRevisionSpec(db: DbOrTx, secretBox: SecretBox, revisio
     deploymentId: row.deployment_id,
     tenantId: row.tenant_id,
     deploymentName: row.deployment_name,
+    routeKey: row.route_key ?? row.deployment_name,
     status: row.status,
     sourceConfig: row.source_config ?? {},
     repoRef: revisionConfig.repo_ref || 'main',
