@@ -9,6 +9,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { getIntegrationCloneToken } from '../src/auth/integrationCredentials';
+import { InputError } from '../src/domain/errors';
 import { minimalPath } from '../src/targets/local/processes';
 import { buildPaths, type RevisionSpec } from '../src/targets/local/revisionSpec';
 import type { ActivityDeps } from './deps';
@@ -155,6 +156,15 @@ async function gitEnvironment(deps: ActivityDeps, spec: RevisionSpec, progress: 
     } catch (error) {
       if ((error as Error).name === 'NotFoundError') {
         throw ApplicationFailure.nonRetryable(`Integration ${integrationId} was not found for this organization.`, 'CloneFailed');
+      }
+      // A provider that refuses the refresh, or a token that cannot be refreshed, needs a person: authorize again.
+      // Only an unreachable token endpoint is worth retrying.
+      const kind = (error as { kind?: string }).kind;
+      if (error instanceof InputError && kind !== 'unreachable') {
+        throw ApplicationFailure.nonRetryable(
+          `The token of integration ${integrationId} could not be used: ${(error as Error).message}`,
+          'CloneFailed',
+        );
       }
       throw error;
     }

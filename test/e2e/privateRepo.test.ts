@@ -129,4 +129,19 @@ describe('deployments from a private repository through a code-host integration'
     expect(gitServer.requests.some((request) => !request.authorized)).toBe(true);
     expect(await everythingSaidAbout(deploymentId, revisionId)).not.toContain(token);
   });
+
+  it('fails the build stage at once, asking to authorize again, when the integration token expired and cannot be refreshed', async () => {
+    await pipeline.stack
+      .db('oauth_tokens')
+      .whereIn('id', pipeline.stack.db('codehost_integrations').select('token_id').where({ id: integrationId }))
+      .update({ refresh_token_encrypted: null, expires_at: new Date(Date.now() - 1000) });
+    const created = await pipeline.api('POST', '/v2/deployments', codehostDeployment('private-app-expired', repoUrl, { sourceConfig: { integration_id: integrationId } }));
+    expect(created.status).toBe(201);
+    const { id: deploymentId, latest_revision_id: revisionId } = created.body;
+    await pipeline.waitForRevision(deploymentId, revisionId, settled, 60_000);
+    const revision = (await pipeline.api('GET', `/v2/deployments/${deploymentId}/revisions/${revisionId}`)).body;
+    expect(revision.status).toBe('BUILD_FAILED');
+    expect(revision.status_message).toMatch(/authorize the app again/);
+    expect(revision.status_message).toContain(integrationId);
+  });
 });
