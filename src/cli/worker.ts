@@ -1,4 +1,9 @@
-/** `graphx worker`: one worker alone, against an external PostgreSQL and Temporal. */
+/**
+ * `graphx worker`: one worker alone, against an external PostgreSQL and Temporal. Deployed apps outlive it: on exit it
+ * leaves the instances it supervises running (they are detached process groups), and on start it adopts the live
+ * ones and restarts the dead ones of every deployment with an active revision, so replacing a worker never takes an
+ * app down. `graphx start`, a developer's foreground stack, stops its apps with it instead.
+ */
 import { loadConfig, ConfigError } from '../config';
 import { createDb } from '../db/knex';
 import { logger } from '../logger';
@@ -18,10 +23,10 @@ export async function runWorkerCommand(): Promise<void> {
     namespace: config.temporalNamespace,
     deps: { config, db, secretBox, target },
   });
+  await target.restoreActiveInstances();
   logger.info({ temporal: config.temporalAddress }, 'worker running');
   const shutdown = async () => {
     await worker.shutdown();
-    await target.stopAll();
     await db.destroy();
     process.exit(0);
   };

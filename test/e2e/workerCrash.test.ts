@@ -116,6 +116,53 @@ describe('pipeline survives worker crashes', () => {
     expect(runtimeProcessesOf(deploymentId)).toEqual([]);
     await kill(worker);
   }, 420_000);
+
+  it('keeps an app serving while its worker is replaced, and a new worker restarts an instance that died meanwhile', async () => {
+    const repo = createGitRepo(FIXTURE);
+    let worker = startWorker();
+    const created = await pipeline.api('POST', '/v2/deployments', codehostDeployment(`handover-${crypto.randomBytes(3).toString('hex')}`, repo.url));
+    const deploymentId: string = created.body.id;
+    await pipeline.waitForRevision(deploymentId, created.body.latest_revision_id, (status) => status === 'DEPLOYED' || status.endsWith('FAILED'));
+    const deployment = (await pipeline.api('GET', `/v2/deployments/${deploymentId}`)).body;
+    const ask = async (input: string) => {
+      const response = await fetch(`${deployment.url}/runs/stream`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Api-Key': pipeline.apiKey },
+        body: JSON.stringify({ assistant_id: 'agent', input: { input }, stream_mode: 'updates' }),
+      });
+      return response.status === 200 ? (await readSse(response)).find((event) => event.event === 'updates')?.data : response.status;
+    };
+    expect(await ask('one')).toEqual({ respond: { echo: 'echo: one' } });
+
+    // A graceful stop of the worker leaves the app running.
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    worker.kill('SIGTERM');
+    await exited;
+    expect(await ask('two')).toEqual({ respond: { echo: 'echo: two' } });
+
+    // With no worker supervising, the app process dies; the next worker brings it back.
+    const [pid] = runtimeProcessesOf(deploymentId);
+    process.kill(pid as number, 'SIGKILL');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(runtimeProcessesOf(deploymentId)).toEqual([]);
+    worker = startWorker();
+    const deadline = Date.now() + 90_000;
+    let answer: unknown;
+    do {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      answer = await ask('three').catch((error: Error) => error.message);
+    } while (JSON.stringify(answer) !== JSON.stringify({ respond: { echo: 'echo: three' } }) && Date.now() < deadline);
+    expect(answer).toEqual({ respond: { echo: 'echo: three' } });
+    expect(runtimeProcessesOf(deploymentId)).toHaveLength(1);
+
+    expect((await pipeline.api('DELETE', `/v2/deployments/${deploymentId}`)).status).toBe(204);
+    const gone = Date.now() + 60_000;
+    while ((await pipeline.api('GET', `/v2/deployments/${deploymentId}`)).status !== 404 && Date.now() < gone) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(runtimeProcessesOf(deploymentId)).toEqual([]);
+    await kill(worker);
+  }, 300_000);
 });
 
 /** Runtime processes of a deployment, by the GRAPHX_DEPLOYMENT_ID in their environment. */
