@@ -95,6 +95,7 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
         namespace: config.temporalNamespace,
         deps: { config, db, secretBox, target },
         workflowBundlePath: options.workflowBundlePath,
+        queues: config.workerQueues,
       });
       stops.push(['worker', worker.shutdown]);
     }

@@ -22,8 +22,10 @@ export async function runWorkerCommand(): Promise<void> {
     temporalAddress: config.temporalAddress,
     namespace: config.temporalNamespace,
     deps: { config, db, secretBox, target },
+    queues: config.workerQueues,
   });
-  await target.restoreActiveInstances();
+  // Only a worker that rolls out (control queue) supervises apps.
+  if (config.workerQueues.includes('control')) await target.restoreActiveInstances();
   logger.info({ temporal: config.temporalAddress }, 'worker running');
   const shutdown = async () => {
     await worker.shutdown();

@@ -40,6 +40,8 @@ export interface GraphxConfig {
   unusedAfterDays: number;
   buildTimeoutSeconds: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Task queues `graphx worker` polls (GRAPHX_WORKER_QUEUES, comma list of control and build). */
+  workerQueues: Array<'control' | 'build'>;
   /** Public base URL of the control plane, used in OAuth redirect URIs (GRAPHX_PUBLIC_URL). */
   publicUrl: string;
 }
@@ -70,6 +72,9 @@ const schema = Joi.object({
   GRAPHX_BUILD_TIMEOUT_SECONDS: Joi.number().integer().min(1).required(),
   GRAPHX_LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').required(),
   GRAPHX_PUBLIC_URL: Joi.string().uri({ scheme: ['http', 'https'] }).empty(''),
+  GRAPHX_WORKER_QUEUES: Joi.string()
+    .pattern(/^(control|build)(,(control|build))*$/, 'comma list of control and build')
+    .default('control,build'),
 }).unknown(true);
 
 export class ConfigError extends Error {
@@ -122,6 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     buildTimeoutSeconds: v.GRAPHX_BUILD_TIMEOUT_SECONDS,
     logLevel: v.GRAPHX_LOG_LEVEL,
     publicUrl: v.GRAPHX_PUBLIC_URL ?? `http://${v.GRAPHX_HOST}:${v.PORT}`,
+    workerQueues: [...new Set(String(v.GRAPHX_WORKER_QUEUES).split(','))] as Array<'control' | 'build'>,
   });
 }
 

@@ -19,6 +19,8 @@ export interface StartWorkerOptions {
   /** A pre-built workflow bundle (tests share one); else workflows are bundled from source. */
   workflowBundlePath?: string;
   buildConcurrency?: number;
+  /** Which task queues to poll (default both). A build-only worker scales builds apart from rollouts. */
+  queues?: ReadonlyArray<'control' | 'build'>;
 }
 
 /**
@@ -49,26 +51,36 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     ? { workflowBundle: { codePath: options.workflowBundlePath } }
     : { workflowsPath: WORKFLOWS_PATH };
   const { cloneRepository, buildApplication, ...controlActivities } = activities;
-  const control = await Worker.create({
-    connection,
-    namespace: options.namespace,
-    taskQueue: CONTROL_TASK_QUEUE,
-    ...workflowSource,
-    activities: controlActivities,
-    ...HEARTBEAT_THROTTLE,
-  });
-  const build = await Worker.create({
-    connection,
-    namespace: options.namespace,
-    taskQueue: BUILD_TASK_QUEUE,
-    activities: { cloneRepository, buildApplication },
-    maxConcurrentActivityTaskExecutions: options.buildConcurrency ?? 2,
-    ...HEARTBEAT_THROTTLE,
-  });
-  const running = Promise.all([control.run(), build.run()]);
+  const queues = options.queues ?? ['control', 'build'];
+  const workers: Worker[] = [];
+  if (queues.includes('control')) {
+    workers.push(
+      await Worker.create({
+        connection,
+        namespace: options.namespace,
+        taskQueue: CONTROL_TASK_QUEUE,
+        ...workflowSource,
+        activities: controlActivities,
+        ...HEARTBEAT_THROTTLE,
+      }),
+    );
+  }
+  if (queues.includes('build')) {
+    workers.push(
+      await Worker.create({
+        connection,
+        namespace: options.namespace,
+        taskQueue: BUILD_TASK_QUEUE,
+        activities: { cloneRepository, buildApplication },
+        maxConcurrentActivityTaskExecutions: options.buildConcurrency ?? 2,
+        ...HEARTBEAT_THROTTLE,
+      }),
+    );
+  }
+  const running = Promise.all(workers.map((worker) => worker.run()));
   return {
     shutdown: async () => {
-      for (const worker of [control, build]) {
+      for (const worker of workers) {
         // A worker already stopping (its own fatal error) is fine: we only wait for it below.
         if (worker.getState() === 'RUNNING') worker.shutdown();
       }

@@ -163,6 +163,42 @@ describe('pipeline survives worker crashes', () => {
     expect(runtimeProcessesOf(deploymentId)).toEqual([]);
     await kill(worker);
   }, 300_000);
+
+  it('deploys with builds on a build-only worker process and rollouts in the API process, as docker-compose runs them', async () => {
+    const split = await startPipelineStack({ env: { GRAPHX_WORKER_QUEUES: 'control' } });
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATABASE_URL: testEnv.databaseUrl(),
+      TEMPORAL_ADDRESS: testEnv.temporalAddress(),
+      GRAPHX_DATA_DIR: split.dataDir,
+      GRAPHX_SECRET_KEY: split.config.secretKey as string,
+      GRAPHX_PUBLIC_URL: split.stack.apiUrl,
+      GRAPHX_ALLOW_FILE_REPOS: '1',
+      GRAPHX_WORKER_QUEUES: 'build',
+      GRAPHX_LOG_LEVEL: 'warn',
+    };
+    const builder = spawn(process.execPath, [path.join(root, 'bin', 'graphx.js'), 'worker'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
+    workers.push(builder);
+    try {
+      const repo = createGitRepo(FIXTURE);
+      const created = await split.api('POST', '/v2/deployments', codehostDeployment(`split-${crypto.randomBytes(3).toString('hex')}`, repo.url));
+      await split.waitForRevision(created.body.id, created.body.latest_revision_id, (status) => status === 'DEPLOYED' || status.endsWith('FAILED'));
+      const revision = (await split.api('GET', `/v2/deployments/${created.body.id}/revisions/${created.body.latest_revision_id}`)).body;
+      expect({ status: revision.status, message: revision.status_message }).toEqual({ status: 'DEPLOYED', message: null });
+      // The build ran in the other process: its log lines were written while this process polls no build queue.
+      const logs = (await split.api('GET', `/v2/deployments/${created.body.id}/revisions/${created.body.latest_revision_id}/logs?limit=1000`)).body;
+      expect(logs.logs.some((line: { message: string }) => /npm ci|Dependencies unchanged/.test(line.message))).toBe(true);
+      expect((await split.api('DELETE', `/v2/deployments/${created.body.id}`)).status).toBe(204);
+      const gone = Date.now() + 60_000;
+      while ((await split.api('GET', `/v2/deployments/${created.body.id}`)).status !== 404 && Date.now() < gone) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    } finally {
+      await kill(builder);
+      await split.stop();
+    }
+  }, 300_000);
 });
 
 /** Runtime processes of a deployment, by the GRAPHX_DEPLOYMENT_ID in their environment. */

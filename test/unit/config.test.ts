@@ -23,6 +23,7 @@ describe('configuration', () => {
     ['TEMPORAL_ADDRESS', 'http://temporal', /TEMPORAL_ADDRESS=.*host:port/],
     ['DATABASE_URL', 'mysql://x/y', /DATABASE_URL=.*postgres/],
     ['GRAPHX_SECRET_KEY', 'short', /GRAPHX_SECRET_KEY=.*64 hex digits/],
+    ['GRAPHX_WORKER_QUEUES', 'control,deploy', /GRAPHX_WORKER_QUEUES=.*comma list of control and build/],
   ])('stops start-up on a bad %s with a message naming it and what it accepts', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);

@@ -38,6 +38,9 @@ describe('docker-compose.yml', () => {
     }
     expect(services.api?.depends_on.temporal.condition).toBe('service_healthy');
     expect(services.worker?.environment.GRAPHX_PUBLIC_URL).toBe('http://api:8080');
+    // Apps run where the gateway runs: the separate worker only builds, on the shared data volume.
+    expect(services.worker?.environment.GRAPHX_WORKER_QUEUES).toBe('build');
+    expect(services.worker?.volumes).toEqual(services.api?.volumes);
     expect(services.temporal?.depends_on['temporal-schema'].condition).toBe('service_completed_successfully');
   });
 
