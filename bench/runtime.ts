@@ -169,18 +169,22 @@ export async function benchRuntime(): Promise<void> {
   await admin.query(`CREATE DATABASE "${databaseName}"`);
   const servers: Server[] = [];
   try {
-    const ourPort = await findFreePort();
-    const ours = await startProcess('graphx runtime (dev)', process.execPath, [path.join(ROOT, 'bin', 'graphx.js'), 'dev', '--config', APP_CONFIG, '--port', String(ourPort)], {
-      DATABASE_URI: adminUrl.replace(/\/[^/]*$/, `/${databaseName}`),
-      GRAPHX_LOG_LEVEL: 'warn',
-    }, ourPort);
-    servers.push(ours);
+    // One runtime process, then two behind the same port (GRAPHX_RUNTIME_WORKERS): a run's CPU is mostly the graph
+    // library's, so runs/s beyond one core needs a second process.
+    const databaseUri = adminUrl.replace(/\/[^/]*$/, `/${databaseName}`);
+    for (const workers of [1, 2]) {
+      const ourPort = await findFreePort();
+      const args = [path.join(ROOT, 'bin', 'graphx.js'), 'dev', '--config', APP_CONFIG, '--port', String(ourPort)];
+      const env = { DATABASE_URI: databaseUri, GRAPHX_LOG_LEVEL: 'warn', GRAPHX_RUNTIME_WORKERS: String(workers) };
+      servers.push(await startProcess(`graphx dev, ${workers} proc`, process.execPath, args, env, ourPort));
+    }
+    const ourPort = servers[0]!.port;
     const template = (await recordBareBytes(ourPort)).replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/, 'RUN_ID');
     const barePort = await findFreePort();
     servers.push(await startProcess('bare node http', process.execPath, ['-e', BARE_SERVER, String(barePort), template], {}, barePort));
     const peer = await peerServer();
     if (typeof peer === 'string') console.log(`peer (langgraphjs dev): ${peer}; benching the rest`);
-    else servers.splice(1, 0, peer);
+    else servers.splice(2, 0, peer);
 
     console.log(`\nthreadless /runs/stream, updates mode, ${SECONDS_PER_POINT} s per point`);
     console.log('server                   clients   runs/s   p50 first byte ms   p50 whole run ms   server CPU ms/run');
@@ -192,7 +196,7 @@ export async function benchRuntime(): Promise<void> {
         );
       }
     }
-    const persisted = new PgClient({ connectionString: adminUrl.replace(/\/[^/]*$/, `/${databaseName}`) });
+    const persisted = new PgClient({ connectionString: databaseUri });
     await persisted.connect();
     const count = (await persisted.query('SELECT count(*)::int AS count FROM graphx_runs')).rows[0].count;
     await persisted.end();

@@ -6,7 +6,8 @@ import path from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../db/embeddedPostgres';
 import { logger } from '../logger';
 import { startRuntime, type RunningRuntime } from './server';
-import { runtimeSettingsFromEnv } from './settings';
+import { runtimeSettingsFromEnv, runtimeWorkersFromEnv } from './settings';
+import { servesHere, superviseWorkers } from './workers';
 
 /** Stops on SIGTERM/SIGINT: stop accepting, let streams finish, write run records, exit 0. */
 function stopOnSignals(runtime: RunningRuntime, after?: () => Promise<void>): void {
@@ -33,6 +34,7 @@ function stopOnSignals(runtime: RunningRuntime, after?: () => Promise<void>): vo
 /** `graphx runtime`: serves the application a rollout built, configured by the environment. */
 export async function runRuntimeFromEnv(): Promise<void> {
   const settings = runtimeSettingsFromEnv();
+  if (!servesHere(settings.workers)) process.exit(await superviseWorkers(settings.workers, {}));
   const runtime = await startRuntime({
     configPath: settings.configPath,
     databaseUri: settings.databaseUri,
@@ -49,11 +51,18 @@ export async function runRuntimeFromEnv(): Promise<void> {
  */
 export async function runDev(options: { configPath: string; port: number; host: string }): Promise<void> {
   const configPath = path.resolve(options.configPath);
+  const workers = runtimeWorkersFromEnv();
   let embedded: EmbeddedPostgresHandle | null = null;
   let databaseUri = process.env.DATABASE_URI;
   if (!databaseUri) {
     embedded = await startEmbeddedPostgres(path.join(path.dirname(configPath), '.graphx'), 'graphx_dev');
     databaseUri = embedded.connectionString('graphx_dev');
+  }
+  if (!servesHere(workers)) {
+    // The workers use the primary's database (embedded or not); the primary stops PostgreSQL after they are gone.
+    const code = await superviseWorkers(workers, { DATABASE_URI: databaseUri });
+    await embedded?.stop();
+    process.exit(code);
   }
   const runtime = await startRuntime({ configPath, databaseUri, port: options.port, host: options.host, controlPlane: null }).catch(
     async (error: unknown) => {

@@ -20,7 +20,11 @@ export interface RuntimeSettings {
   /** Control-plane base URL; null in `graphx dev` (no API-key check, no tracing). */
   controlPlaneUrl: string | null;
   serviceToken: string | null;
+  /** Processes serving the port together (workers.ts). */
+  workers: number;
 }
+
+const workersSchema = Joi.number().integer().min(1).max(64).default(1);
 
 const schema = Joi.object({
   PORT: Joi.number().integer().min(0).max(65535).default(8000),
@@ -32,6 +36,7 @@ const schema = Joi.object({
   GRAPHX_TENANT_ID: Joi.string().empty(''),
   GRAPHX_CONTROL_PLANE_URL: Joi.string().uri({ scheme: ['http', 'https'] }).required(),
   GRAPHX_SERVICE_TOKEN: Joi.string().min(8).required(),
+  GRAPHX_RUNTIME_WORKERS: workersSchema,
 }).unknown(true);
 
 /**
@@ -54,5 +59,16 @@ export function runtimeSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ru
     tenantId: value.GRAPHX_TENANT_ID ?? null,
     controlPlaneUrl: String(value.GRAPHX_CONTROL_PLANE_URL).replace(/\/+$/, ''),
     serviceToken: value.GRAPHX_SERVICE_TOKEN,
+    workers: value.GRAPHX_RUNTIME_WORKERS,
   };
+}
+
+/**
+ * `GRAPHX_RUNTIME_WORKERS` alone, for `graphx dev` (whose other settings are flags).
+ * @throws ConfigError when it is not an integer from 1 to 64.
+ */
+export function runtimeWorkersFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const { value, error } = workersSchema.validate(env.GRAPHX_RUNTIME_WORKERS === '' ? undefined : env.GRAPHX_RUNTIME_WORKERS);
+  if (error) throw new ConfigError(`Invalid runtime environment: GRAPHX_RUNTIME_WORKERS: ${error.message}`);
+  return value as number;
 }

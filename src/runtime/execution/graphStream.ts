@@ -2,7 +2,9 @@
  * Runs a graph and turns its stream into the SSE events of CONTRACT §6. The library's stream modes are a different
  * set from the API's: `messages-tuple` is the library's `messages`; the API's legacy `messages` is derived from the
  * library's `messages` (token chunks → `messages/partial`) and `values` (new ids → `messages/complete`). `values` is
- * always requested internally, because the last one is the run's output and the thread's new values.
+ * requested internally whenever the run's output is read (thread runs: the thread's new values; traced runs: the
+ * record's outputs). A threadless, untraced run that streams `updates` skips it: each extra chunk costs the library a
+ * state read and a web-stream hop, and an interrupt still shows in `updates` as `__interrupt__`.
  */
 import type { RunnableGraph } from '../graphs';
 import { isMessage } from './serialize';
@@ -33,8 +35,8 @@ export interface GraphRunOutcome {
   error: { error: string; message: string } | null;
 }
 
-function libraryModes(modes: ApiStreamMode[]): string[] {
-  const library = new Set<string>(['values']);
+function libraryModes(modes: ApiStreamMode[], outputNeeded: boolean): string[] {
+  const library = new Set<string>(outputNeeded || !modes.includes('updates') ? ['values'] : []);
   for (const mode of modes) {
     if (mode === 'messages-tuple' || mode === 'messages') library.add('messages');
     else if (mode !== 'events') library.add(mode);
@@ -74,7 +76,7 @@ class LegacyMessagesState {
 export async function* streamGraph(
   graph: RunnableGraph,
   input: unknown,
-  options: { modes: ApiStreamMode[]; config: Record<string, unknown>; signal: AbortSignal; subgraphs: boolean },
+  options: { modes: ApiStreamMode[]; config: Record<string, unknown>; signal: AbortSignal; subgraphs: boolean; outputNeeded: boolean },
   outcome: GraphRunOutcome,
 ): AsyncGenerator<StreamEvent> {
   const wanted = new Set(options.modes);
@@ -82,7 +84,7 @@ export async function* streamGraph(
   try {
     const stream = await graph.stream(input, {
       ...options.config,
-      streamMode: libraryModes(options.modes),
+      streamMode: libraryModes(options.modes, options.outputNeeded),
       subgraphs: options.subgraphs,
       signal: options.signal,
     });

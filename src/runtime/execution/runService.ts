@@ -137,7 +137,8 @@ export class RunService {
       yield { event: 'metadata', data: { run_id: run.run_id, attempt: 1 } };
       const graph = await prepared.graph.forRun(prepared.graphConfig, prepared.stateful);
       const input = request.command ? new (await this.deps.commandClass())(request.command) : (request.input ?? null);
-      yield* streamGraph(graph, input, { modes: request.stream_mode, config: prepared.graphConfig, signal, subgraphs: Boolean(request.stream_subgraphs) }, outcome);
+      const options = { modes: request.stream_mode, config: prepared.graphConfig, signal, subgraphs: Boolean(request.stream_subgraphs) };
+      yield* streamGraph(graph, input, { ...options, outputNeeded: this.outputNeeded(run) }, outcome);
     } catch (error) {
       outcome.status = 'error';
       outcome.error = { error: (error as Error).name || 'Error', message: (error as Error).message };
@@ -148,11 +149,14 @@ export class RunService {
     }
   }
 
+  /** Whether anyone reads the run's final values: the thread's stored values or the trace record. */
+  private outputNeeded(run: Run): boolean {
+    return run.thread_id !== null || this.deps.tracing;
+  }
+
   private async finish(prepared: PreparedRun, outcome: GraphRunOutcome): Promise<void> {
     const { run } = prepared;
-    // Serialised only when someone reads it: the thread's stored values or the trace record.
-    const needsValues = run.thread_id !== null || this.deps.tracing;
-    const valuesJson = !needsValues || outcome.finalValues === undefined ? null : toWireJson(outcome.finalValues);
+    const valuesJson = !this.outputNeeded(run) || outcome.finalValues === undefined ? null : toWireJson(outcome.finalValues);
     const endedAt = new Date();
     const status = outcome.status;
     if (run.thread_id) {

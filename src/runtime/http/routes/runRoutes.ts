@@ -5,6 +5,7 @@ import { validatePart } from '../../../api/validation';
 import type { ApiStreamMode } from '../../execution/graphStream';
 import type { RunRequest } from '../../execution/runService';
 import { toWireJson } from '../../execution/serialize';
+import { fastRunBody } from '../runBodyFastPath';
 import { runBody, threadIdParams } from '../schemas';
 import { respondWithEvents } from '../sse';
 import { userOf, type RuntimeServices } from './context';
@@ -12,7 +13,7 @@ import { userOf, type RuntimeServices } from './context';
 type RawRunBody = Omit<RunRequest, 'stream_mode'> & { stream_mode?: ApiStreamMode | ApiStreamMode[] };
 
 function readRunRequest(ctx: Koa.Context): RunRequest {
-  const body = validatePart<RawRunBody>(runBody, ctx.state.body, 'body');
+  const body = (fastRunBody(ctx.state.body) as RawRunBody | null) ?? validatePart<RawRunBody>(runBody, ctx.state.body, 'body');
   const modes = body.stream_mode === undefined ? [] : Array.isArray(body.stream_mode) ? body.stream_mode : [body.stream_mode];
   return { ...body, stream_mode: modes.length > 0 ? modes : ['values'] };
 }
