@@ -2,7 +2,9 @@
  * Builds and serves the runtime: database pool and schema, checkpointer, graphs, auth, routes, recorder. `stop()`
  * stops accepting, lets running streams finish (up to 30 s), then drains the run records.
  */
+import crypto from 'node:crypto';
 import http from 'node:http';
+import os from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import Router from '@koa/router';
@@ -17,6 +19,7 @@ import { logger } from '../logger';
 import { applyAppEnv, loadAppConfig } from './appConfig';
 import { authMiddleware, isCustomAuth, type CustomAuth } from './auth/authMiddleware';
 import { ControlPlaneClient } from './controlPlaneClient';
+import { RunCoordinator } from './execution/runCoordinator';
 import { RunService } from './execution/runService';
 import { GraphRegistry } from './graphs';
 import { httpExceptionMiddleware } from './http/errors';
@@ -29,7 +32,9 @@ import { importExport } from './moduleLoader';
 import { RunRecorder } from './recording/runRecorder';
 import { TraceShipper } from './recording/traceShipper';
 import { RunStore } from './storage/runStore';
+import { runTuningFromEnv } from './settings';
 import { ensureRuntimeSchema } from './storage/schema';
+import { ThreadLeases } from './storage/threadLeases';
 import { ThreadStore } from './storage/threadStore';
 
 export interface RuntimeOptions {
@@ -83,6 +88,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
 
   const threads = new ThreadStore(pool);
   const runs = new RunStore(pool);
+  const tuning = runTuningFromEnv();
+  // Names this process as the owner of the thread leases it takes (readable in the table, unique per start).
+  const instanceId = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
+  const coordinator = new RunCoordinator(pool, options.databaseUri, new ThreadLeases(pool, instanceId, tuning.leaseMs));
+  await coordinator.start();
   const shipper = controlPlane ? new TraceShipper(runs, controlPlane) : null;
   const recorder = new RunRecorder(runs, () => shipper?.kick());
   const appRequire = createRequire(path.join(appConfig.appDir, 'noop.js'));
@@ -91,6 +101,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     threads,
     runs,
     recorder,
+    coordinator,
+    claimLimits: { enqueueWaitMs: tuning.enqueueWaitMs },
     customAuth,
     tracing: controlPlane !== null,
     // The app's own Command class: LangGraph recognises a resume command by its class.
@@ -145,6 +157,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       const deadline = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
       await closed;
       clearTimeout(deadline);
+      await coordinator.close();
       await recorder.close();
       await shipper?.close();
       await pool.end();

@@ -72,3 +72,24 @@ export function runtimeWorkersFromEnv(env: NodeJS.ProcessEnv = process.env): num
   if (error) throw new ConfigError(`Invalid runtime environment: GRAPHX_RUNTIME_WORKERS: ${error.message}`);
   return value as number;
 }
+
+/** Lease and waiting limits of thread runs (threadLeases.ts, threadClaim.ts); tests shorten them. */
+export interface RunTuning {
+  leaseMs: number;
+  enqueueWaitMs: number;
+}
+
+const tuningSchema = Joi.object({
+  GRAPHX_RUNTIME_LEASE_MS: Joi.number().integer().min(300).max(600_000).empty('').default(30_000),
+  GRAPHX_RUNTIME_ENQUEUE_WAIT_MS: Joi.number().integer().min(0).max(3_600_000).empty('').default(120_000),
+}).unknown(true);
+
+/**
+ * `GRAPHX_RUNTIME_LEASE_MS` (default 30 s) and `GRAPHX_RUNTIME_ENQUEUE_WAIT_MS` (default 120 s).
+ * @throws ConfigError for a value out of range.
+ */
+export function runTuningFromEnv(env: NodeJS.ProcessEnv = process.env): RunTuning {
+  const { value, error } = tuningSchema.validate(env, { convert: true });
+  if (error) throw new ConfigError(`Invalid runtime environment: ${error.message}`);
+  return { leaseMs: value.GRAPHX_RUNTIME_LEASE_MS, enqueueWaitMs: value.GRAPHX_RUNTIME_ENQUEUE_WAIT_MS };
+}

@@ -4,7 +4,7 @@
  * hand the finished run to the recorder. Runs execute in the process that received the request: no queue, no poll.
  */
 import crypto from 'node:crypto';
-import { ConflictError, NotFoundError } from '../../domain/errors';
+import { NotFoundError } from '../../domain/errors';
 import { authorize, type AuthFilter } from '../auth/authorization';
 import type { CustomAuth } from '../auth/authMiddleware';
 import type { AuthUser } from '../auth/authUser';
@@ -12,6 +12,8 @@ import type { GraphRegistry, LoadedGraph } from '../graphs';
 import type { RunRecorder } from '../recording/runRecorder';
 import type { Run, RunStore } from '../storage/runStore';
 import type { ThreadStatus, ThreadStore } from '../storage/threadStore';
+import type { RunCoordinator, StopReason } from './runCoordinator';
+import { claimThread, type ClaimLimits, type MultitaskStrategy } from './threadClaim';
 import { streamGraph, type ApiStreamMode, type GraphRunOutcome, type StreamEvent } from './graphStream';
 import { toWireJson, truncateJson } from './serialize';
 
@@ -25,7 +27,7 @@ export interface RunRequest {
   stream_mode: ApiStreamMode[];
   stream_subgraphs?: boolean;
   on_disconnect: 'cancel' | 'continue';
-  multitask_strategy?: string;
+  multitask_strategy?: MultitaskStrategy;
   if_not_exists?: 'reject' | 'create';
 }
 
@@ -36,6 +38,8 @@ export interface PreparedRun {
   request: RunRequest;
   graphConfig: Record<string, unknown>;
   startedAt: number;
+  /** Newest checkpoint of the thread when the run got it: a rollback deletes everything after it. */
+  checkpointBefore: string | null;
 }
 
 const AUTH_KEYS = ['graphx_auth_user', 'graphx_auth_user_id', 'graphx_auth_permissions'];
@@ -47,6 +51,8 @@ export class RunService {
       threads: ThreadStore;
       runs: RunStore;
       recorder: RunRecorder;
+      coordinator: RunCoordinator;
+      claimLimits: ClaimLimits;
       customAuth: CustomAuth | null;
       tracing: boolean;
       commandClass: () => Promise<new (fields: Record<string, unknown>) => unknown>;
@@ -85,20 +91,29 @@ export class RunService {
       created_at: now,
       updated_at: now,
     };
+    let checkpointBefore: string | null = null;
     if (threadId) {
       const graphMetadata = { graph_id: graph.spec.graphId, assistant_id: graph.assistant.assistant_id };
-      const claim = await this.deps.threads.claimForRun(threadId, filter, graphMetadata, request.if_not_exists === 'create' ? runMetadata : null);
-      if (claim === 'missing') throw new NotFoundError(`Thread with ID ${threadId} not found.`);
-      // Every multitask strategy answers a busy thread like `reject`: runs execute where they were received.
-      if (claim === 'busy') throw new ConflictError(`Thread ${threadId} is already running a task. Wait for it to finish.`);
+      await claimThread(
+        { coordinator: this.deps.coordinator, runs: this.deps.runs, limits: this.deps.claimLimits },
+        {
+          threadId,
+          runId,
+          strategy: request.multitask_strategy ?? 'reject',
+          filter,
+          graphMetadata,
+          createWithMetadata: request.if_not_exists === 'create' ? runMetadata : null,
+        },
+      );
       try {
         await this.deps.runs.insert(run);
+        checkpointBefore = await this.deps.runs.latestCheckpointId(threadId);
       } catch (error) {
-        await this.deps.threads.releaseAfterRun(threadId, { status: 'idle', valuesJson: null, interrupts: {}, error: null });
+        await this.releaseThread(threadId, runId, { status: 'idle', valuesJson: null, interrupts: {}, error: null });
         throw error;
       }
     }
-    return { run, graph, stateful: threadId !== null, request, graphConfig: this.graphConfig(user, run, graph, request), startedAt: Date.now() };
+    return { run, graph, stateful: threadId !== null, request, graphConfig: this.graphConfig(user, run, graph, request), startedAt: Date.now(), checkpointBefore };
   }
 
   private graphConfig(user: AuthUser | null, run: Run, graph: LoadedGraph, request: RunRequest): Record<string, unknown> {
@@ -130,9 +145,12 @@ export class RunService {
   }
 
   /** Streams the run: `metadata` first, then the graph's events; records the run when the stream ends in any way. */
-  async *execute(prepared: PreparedRun, signal: AbortSignal): AsyncGenerator<StreamEvent> {
+  async *execute(prepared: PreparedRun, clientSignal: AbortSignal): AsyncGenerator<StreamEvent> {
     const { run, request } = prepared;
     const outcome: GraphRunOutcome = { status: 'error', finalValues: undefined, interrupted: false, error: null };
+    // A thread run can also be stopped by another request (interrupt, rollback) or by losing its lease.
+    const tracked = run.thread_id ? this.deps.coordinator.track(run.run_id, clientSignal) : null;
+    const signal = tracked?.signal ?? clientSignal;
     try {
       yield { event: 'metadata', data: { run_id: run.run_id, attempt: 1 } };
       const graph = await prepared.graph.forRun(prepared.graphConfig, prepared.stateful);
@@ -145,7 +163,8 @@ export class RunService {
       yield { event: 'error', data: outcome.error };
     } finally {
       if (signal.aborted && outcome.status !== 'error') outcome.status = 'interrupted';
-      await this.finish(prepared, outcome);
+      tracked?.untrack();
+      await this.finish(prepared, outcome, tracked?.reason() ?? null);
     }
   }
 
@@ -154,8 +173,19 @@ export class RunService {
     return run.thread_id !== null || this.deps.tracing;
   }
 
-  private async finish(prepared: PreparedRun, outcome: GraphRunOutcome): Promise<void> {
+  private async releaseThread(threadId: string, runId: string, outcome: Parameters<RunCoordinator['leases']['release']>[2]): Promise<void> {
+    await this.deps.coordinator.leases.release(threadId, runId, outcome);
+    await this.deps.coordinator.announceRelease(threadId).catch(() => undefined);
+  }
+
+  private async finish(prepared: PreparedRun, outcome: GraphRunOutcome, stopReason: StopReason | null): Promise<void> {
     const { run } = prepared;
+    if (run.thread_id && stopReason === 'rollback') {
+      // The owner rolls back before it lets go of the thread, so the next run never sees this run's checkpoints.
+      await this.deps.runs.deleteRunAndCheckpoints(run.thread_id, run.run_id, prepared.checkpointBefore);
+      await this.releaseThread(run.thread_id, run.run_id, { status: 'idle', valuesJson: null, interrupts: {}, error: null });
+      return;
+    }
     const valuesJson = !this.outputNeeded(run) || outcome.finalValues === undefined ? null : toWireJson(outcome.finalValues);
     const endedAt = new Date();
     const status = outcome.status;
@@ -163,7 +193,7 @@ export class RunService {
       const threadStatus: ThreadStatus = status === 'error' ? 'error' : outcome.interrupted ? 'interrupted' : 'idle';
       // The thread is released before the stream closes, so the client's next run on it is never refused as busy.
       await Promise.all([
-        this.deps.threads.releaseAfterRun(run.thread_id, { status: threadStatus, valuesJson, interrupts: {}, error: outcome.error?.message ?? null }),
+        this.releaseThread(run.thread_id, run.run_id, { status: threadStatus, valuesJson, interrupts: {}, error: outcome.error?.message ?? null }),
         this.deps.runs.setStatus(run.run_id, status),
       ]);
     }

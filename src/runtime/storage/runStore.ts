@@ -48,6 +48,55 @@ export class RunStore {
     await this.pool.query('UPDATE graphx_runs SET status = $2, updated_at = now() WHERE run_id = $1', [runId, status]);
   }
 
+  /** Ends a run that is still pending or running (one whose process died) with `status`. */
+  async setStatusIfRunning(runId: string, status: RunStatus): Promise<void> {
+    await this.pool.query(`UPDATE graphx_runs SET status = $2, updated_at = now() WHERE run_id = $1 AND status IN ('pending', 'running')`, [
+      runId,
+      status,
+    ]);
+  }
+
+  /**
+   * The newest checkpoint id of a thread (null: none). Taken when a run gets the thread: checkpoint ids are uuid6,
+   * ordered by time, and the run holds the thread alone, so every newer checkpoint is the run's own.
+   */
+  async latestCheckpointId(threadId: string): Promise<string | null> {
+    const result = await this.pool.query('SELECT max(checkpoint_id) AS id FROM checkpoints WHERE thread_id = $1', [threadId]);
+    return result.rows[0]?.id ?? null;
+  }
+
+  /**
+   * Rollback: deletes the run and every checkpoint newer than `since` (see latestCheckpointId), with their pending
+   * writes and the channel values no remaining checkpoint refers to (versions are small integers that the next run
+   * writes again, so a stale blob would be read as the new value), in one transaction.
+   */
+  async deleteRunAndCheckpoints(threadId: string, runId: string, since: string | null): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(
+        `WITH gone AS (DELETE FROM checkpoints WHERE thread_id = $1 AND checkpoint_id > COALESCE($2, '')
+                        RETURNING checkpoint_ns, checkpoint_id)
+         DELETE FROM checkpoint_writes w USING gone
+          WHERE w.thread_id = $1 AND w.checkpoint_ns = gone.checkpoint_ns AND w.checkpoint_id = gone.checkpoint_id`,
+        [threadId, since],
+      );
+      await client.query(
+        `DELETE FROM checkpoint_blobs b WHERE b.thread_id = $1 AND NOT EXISTS (
+           SELECT 1 FROM checkpoints c, jsonb_each_text(c.checkpoint -> 'channel_versions') v
+            WHERE c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns AND v.key = b.channel AND v.value = b.version)`,
+        [threadId],
+      );
+      await client.query('DELETE FROM graphx_runs WHERE run_id = $1', [runId]);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
   async listForThread(threadId: string, limit: number, offset: number): Promise<Run[]> {
     const result = await this.pool.query(
       `SELECT ${RUN_COLUMNS} FROM graphx_runs WHERE thread_id = $1 ORDER BY created_at DESC LIMIT $2 OFFSET $3`,

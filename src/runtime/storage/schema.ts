@@ -20,6 +20,12 @@ const STATEMENTS = [
      interrupts jsonb NOT NULL DEFAULT '{}',
      error text)`,
   `COMMENT ON TABLE graphx_threads IS 'Threads of the agent server; state itself lives in the checkpoint tables'`,
+  `ALTER TABLE graphx_threads ADD COLUMN IF NOT EXISTS busy_run_id uuid,
+     ADD COLUMN IF NOT EXISTS busy_owner text, ADD COLUMN IF NOT EXISTS lease_expires_at timestamptz,
+     ADD COLUMN IF NOT EXISTS cancel_action text`,
+  `COMMENT ON COLUMN graphx_threads.busy_owner IS 'Runtime process running busy_run_id; its heartbeat pushes lease_expires_at'`,
+  `COMMENT ON COLUMN graphx_threads.cancel_action IS 'interrupt or rollback, asked of the busy run by another request'`,
+  `CREATE INDEX IF NOT EXISTS graphx_threads_busy_run ON graphx_threads (busy_run_id) WHERE busy_run_id IS NOT NULL`,
   `CREATE INDEX IF NOT EXISTS graphx_threads_metadata ON graphx_threads USING gin (metadata jsonb_path_ops)`,
   `CREATE INDEX IF NOT EXISTS graphx_threads_created ON graphx_threads (created_at DESC)`,
   `CREATE TABLE IF NOT EXISTS graphx_runs (

@@ -133,42 +133,4 @@ export class ThreadStore {
     const result = await this.pool.query(`SELECT count(*)::int AS count FROM graphx_threads WHERE ${where}`, params);
     return result.rows[0].count;
   }
-
-  /**
-   * Marks the thread busy for a run (the guard that makes "one run per thread" hold across instances), creating it
-   * with `createWithMetadata` when missing (null: do not create). `graphMetadata` (graph_id, assistant_id) is merged into its metadata as the anchors do.
-   */
-  async claimForRun(
-    threadId: string,
-    filter: ContainmentFilter,
-    graphMetadata: Record<string, unknown>,
-    createWithMetadata: Record<string, unknown> | null,
-  ): Promise<'claimed' | 'busy' | 'missing'> {
-    const claim = () =>
-      this.pool.query(
-        `UPDATE graphx_threads SET status = 'busy', updated_at = now(), metadata = metadata || $3
-          WHERE thread_id = $1 AND metadata @> $2 AND status <> 'busy'`,
-        [threadId, JSON.stringify(filter), JSON.stringify(graphMetadata)],
-      );
-    if ((await claim()).rowCount === 1) return 'claimed';
-    if (await this.get(threadId, filter)) return 'busy';
-    if (!createWithMetadata) return 'missing';
-    const created = await this.pool.query(
-      `INSERT INTO graphx_threads (thread_id, metadata, status) VALUES ($1, $2, 'busy') ON CONFLICT (thread_id) DO NOTHING`,
-      [threadId, JSON.stringify({ ...createWithMetadata, ...graphMetadata })],
-    );
-    return created.rowCount === 1 ? 'claimed' : 'busy';
-  }
-
-  /** Ends a run on the thread: its new status and the latest state values (for search results). */
-  async releaseAfterRun(
-    threadId: string,
-    outcome: { status: ThreadStatus; valuesJson: string | null; interrupts: Record<string, unknown>; error: string | null },
-  ): Promise<void> {
-    await this.pool.query(
-      `UPDATE graphx_threads SET status = $2, "values" = COALESCE($3::jsonb, "values"), interrupts = $4, error = $5,
-              updated_at = now() WHERE thread_id = $1`,
-      [threadId, outcome.status, outcome.valuesJson, JSON.stringify(outcome.interrupts), outcome.error],
-    );
-  }
 }

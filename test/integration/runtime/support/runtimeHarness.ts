@@ -86,9 +86,9 @@ export async function spawnRuntime(options: { args: string[]; env: Record<string
 }
 
 /** `graphx dev --config <app>` on a free port and the given database. */
-export async function startDevRuntime(app: string, databaseUrl: string): Promise<RuntimeProcess> {
+export async function startDevRuntime(app: string, databaseUrl: string, env: Record<string, string> = {}): Promise<RuntimeProcess> {
   const port = await findFreePort();
-  return spawnRuntime({ args: ['dev', '--config', fixtureConfig(app), '--port', String(port)], env: { DATABASE_URI: databaseUrl }, port });
+  return spawnRuntime({ args: ['dev', '--config', fixtureConfig(app), '--port', String(port)], env: { DATABASE_URI: databaseUrl, ...env }, port });
 }
 
 /** A real control-plane API (createApp) on a loopback port. */
