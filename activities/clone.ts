@@ -152,7 +152,7 @@ async function gitEnvironment(deps: ActivityDeps, spec: RevisionSpec, progress: 
   if (integrationId) {
     let token: string;
     try {
-      token = await getIntegrationCloneToken({ db: deps.db, secretBox: deps.secretBox }, spec.tenantId, integrationId);
+      token = await getIntegrationCloneToken({ db: deps.db, secretBox: deps.secretBox, config: deps.config }, spec.tenantId, integrationId);
     } catch (error) {
       if ((error as Error).name === 'NotFoundError') {
         throw ApplicationFailure.nonRetryable(`Integration ${integrationId} was not found for this organization.`, 'CloneFailed');

@@ -86,7 +86,7 @@ export class AuthorizationFlow {
     const attempts = new OAuthAttemptRepository(this.deps.db);
     let tokens;
     try {
-      tokens = await requestTokens(tokenClientOf(provider, this.deps.secretBox), {
+      tokens = await requestTokens(tokenClientOf(provider, this.deps.secretBox, this.deps.config), {
         grant_type: 'authorization_code',
         code: input.code,
         redirect_uri: attempt.redirectUri ?? this.callbackUrl(provider.providerId),

@@ -1,6 +1,7 @@
 /**
  * Credentials of a code-host integration for cloning a private repository. Owned by the auth service (issue 5).
  */
+import type { GraphxConfig } from '../config';
 import type { Db } from '../db/knex';
 import { CodehostIntegrationRepository } from '../db/repositories/integrations';
 import { OAuthProviderRepository } from '../db/repositories/oauthProviders';
@@ -13,6 +14,7 @@ import { requestTokens } from './tokenEndpoint';
 export interface IntegrationCredentialDeps {
   db: Db;
   secretBox: SecretBox;
+  config: Pick<GraphxConfig, 'allowInsecureOauth' | 'oauthAllowPrivateNetwork'>;
 }
 
 /** Refresh this long before the recorded expiry, so a token does not die in the middle of a clone. */
@@ -57,7 +59,7 @@ export async function getIntegrationCloneToken(
     }
     const provider = await new OAuthProviderRepository(trx).findById(tenantId, integration.providerPk);
     if (!provider) throw integrationNotFound(integrationId);
-    const refreshed = await requestTokens(tokenClientOf(provider, deps.secretBox), {
+    const refreshed = await requestTokens(tokenClientOf(provider, deps.secretBox, deps.config), {
       grant_type: 'refresh_token',
       refresh_token: deps.secretBox.decrypt(locked.refreshTokenEncrypted),
     });

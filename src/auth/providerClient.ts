@@ -1,12 +1,18 @@
 /** Glue between stored providers/tokens (ciphertext) and the token endpoint client (plain text, in memory only). */
+import type { GraphxConfig } from '../config';
 import type { OAuthProviderRecord } from '../db/repositories/oauthProviders';
 import type { EncryptedTokenSet } from '../db/repositories/oauthTokens';
 import type { SecretBox } from '../security/secretBox';
 import type { TokenEndpointClient, TokenSet } from './tokenEndpoint';
 
 /** The provider as a token endpoint client, its secret decrypted for this one use. */
-export function tokenClientOf(provider: OAuthProviderRecord, secretBox: SecretBox): TokenEndpointClient {
+export function tokenClientOf(
+  provider: OAuthProviderRecord,
+  secretBox: SecretBox,
+  config: Pick<GraphxConfig, 'allowInsecureOauth' | 'oauthAllowPrivateNetwork'>,
+): TokenEndpointClient {
   return {
+    destinations: config.allowInsecureOauth ? 'any' : config.oauthAllowPrivateNetwork ? 'public-and-private' : 'public',
     tokenUrl: provider.tokenUrl,
     clientId: provider.clientId,
     clientSecret: provider.clientSecretEncrypted ? secretBox.decrypt(provider.clientSecretEncrypted) : null,

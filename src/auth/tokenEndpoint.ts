@@ -8,6 +8,7 @@
  */
 import { InputError } from '../domain/errors';
 import type { TokenEndpointAuthMethod } from '../db/repositories/oauthProviders';
+import { refusedAddressOf } from '../net/outboundPolicy';
 
 /** The token endpoint refused, could not be reached, or answered nonsense. A 400 for the API; `kind` for retries. */
 export class TokenEndpointError extends InputError {
@@ -26,6 +27,8 @@ export interface TokenEndpointClient {
   /** Plain text; null for `none`. */
   clientSecret: string | null;
   authMethod: TokenEndpointAuthMethod;
+  /** Which hosts the token URL may resolve to (src/net/outboundPolicy.ts); `any` only with insecure OAuth on. */
+  destinations: 'any' | 'public' | 'public-and-private';
 }
 
 export interface TokenSet {
@@ -108,6 +111,15 @@ function toTokenSet(body: Record<string, unknown>): TokenSet {
  */
 export async function requestTokens(client: TokenEndpointClient, grant: Record<string, string>): Promise<TokenSet> {
   const { headers, body } = withClientAuthentication(client, grant);
+  if (client.destinations !== 'any') {
+    const refused = await refusedAddressOf(client.tokenUrl, client.destinations === 'public-and-private');
+    if (refused) {
+      throw new TokenEndpointError(
+        `The token endpoint's host resolves to ${refused}, an address the control plane does not send requests to.`,
+        'refused',
+      );
+    }
+  }
   let response: Response;
   try {
     // Never follow redirects: they would carry the client credentials somewhere the provider record does not name.

@@ -37,6 +37,11 @@ export interface GraphxConfig {
   allowFileRepos: boolean;
   /** Allow http://127.0.0.1 and http://localhost OAuth endpoints (GRAPHX_ALLOW_INSECURE_OAUTH=1). */
   allowInsecureOauth: boolean;
+  /**
+   * Allow token endpoints on private networks (10/8, 172.16/12, 192.168/16, fc00::/7, 100.64/10), e.g. a self-hosted
+   * code host (GRAPHX_OAUTH_ALLOW_PRIVATE_NETWORK=1). Loopback and link-local stay refused unless insecure OAuth is on.
+   */
+  oauthAllowPrivateNetwork: boolean;
   unusedAfterDays: number;
   buildTimeoutSeconds: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -68,6 +73,7 @@ const schema = Joi.object({
   GRAPHX_DEPLOYMENT_MODE: Joi.string().valid('cloud', 'self_hosted').required(),
   GRAPHX_ALLOW_FILE_REPOS: flag.default(false),
   GRAPHX_ALLOW_INSECURE_OAUTH: flag.default(false),
+  GRAPHX_OAUTH_ALLOW_PRIVATE_NETWORK: flag.default(false),
   GRAPHX_UNUSED_AFTER_DAYS: Joi.number().integer().min(1).required(),
   GRAPHX_BUILD_TIMEOUT_SECONDS: Joi.number().integer().min(1).required(),
   GRAPHX_LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').required(),
@@ -123,6 +129,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     deploymentMode: v.GRAPHX_DEPLOYMENT_MODE,
     allowFileRepos: v.GRAPHX_ALLOW_FILE_REPOS,
     allowInsecureOauth: v.GRAPHX_ALLOW_INSECURE_OAUTH,
+    oauthAllowPrivateNetwork: v.GRAPHX_OAUTH_ALLOW_PRIVATE_NETWORK,
     unusedAfterDays: v.GRAPHX_UNUSED_AFTER_DAYS,
     buildTimeoutSeconds: v.GRAPHX_BUILD_TIMEOUT_SECONDS,
     logLevel: v.GRAPHX_LOG_LEVEL,

@@ -8,7 +8,6 @@ import os from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import Router from '@koa/router';
-import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import Koa from 'koa';
 import { Pool } from 'pg';
 import { errorMiddleware } from '../api/middleware/errors';
@@ -34,6 +33,7 @@ import { TraceShipper } from './recording/traceShipper';
 import { RunStore } from './storage/runStore';
 import { runTuningFromEnv } from './settings';
 import { ensureRuntimeSchema } from './storage/schema';
+import { TrackedPostgresSaver } from './storage/trackedCheckpointer';
 import { ThreadLeases } from './storage/threadLeases';
 import { ThreadStore } from './storage/threadStore';
 
@@ -79,7 +79,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
 
   const pool = new Pool({ connectionString: options.databaseUri, max: 20 });
   pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
-  const checkpointer = new PostgresSaver(pool);
+  const checkpointer = new TrackedPostgresSaver(pool);
   await ensureRuntimeSchema(pool, checkpointer);
 
   const graphs = await GraphRegistry.load(appConfig.graphs, checkpointer);
@@ -102,6 +102,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     runs,
     recorder,
     coordinator,
+    checkpointWrites: checkpointer,
     claimLimits: { enqueueWaitMs: tuning.enqueueWaitMs },
     customAuth,
     tracing: controlPlane !== null,
@@ -114,8 +115,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     threads,
     runs,
     runService,
+    coordinator,
     customAuth,
-    deleteCheckpoints: (threadId) => checkpointer.deleteThread(threadId),
+    deleteCheckpoints: async (threadId) => {
+      await checkpointer.settled(threadId);
+      await checkpointer.deleteThread(threadId);
+    },
     info: {
       version: '0.1.0',
       langgraph_js_version: packageVersion(appConfig.appDir, '@langchain/langgraph'),

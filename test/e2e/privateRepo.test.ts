@@ -54,7 +54,7 @@ describe('deployments from a private repository through a code-host integration'
     const listed = await pipeline.api('GET', '/v1/integrations/codehost/install');
     expect(JSON.stringify(listed.body)).toContain(integrationId);
 
-    token = await getIntegrationCloneToken({ db: pipeline.stack.db, secretBox: testSecretBox(pipeline.config) }, pipeline.tenantId, integrationId);
+    token = await getIntegrationCloneToken({ db: pipeline.stack.db, secretBox: testSecretBox(pipeline.config), config: pipeline.config }, pipeline.tenantId, integrationId);
     const reposDir = path.join(pipeline.dataDir, 'code-host');
     fs.mkdirSync(reposDir, { recursive: true });
     const source = createGitRepo(FIXTURE);

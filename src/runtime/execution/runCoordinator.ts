@@ -76,6 +76,16 @@ export class RunCoordinator {
     await this.notify({ type: 'cancel', run_id: runId, action });
   }
 
+  /**
+   * Stops `runId` on whichever process runs it, for a thread that is gone (deleted), and resolves once that process
+   * let go of the thread or after `timeoutMs`, so that nothing the run writes afterwards outlives the deletion.
+   */
+  async stopRunOfDeletedThread(threadId: string, runId: string, timeoutMs: number): Promise<void> {
+    const released = this.waitForRelease(threadId, timeoutMs);
+    await this.notify({ type: 'cancel', run_id: runId, action: 'interrupt' });
+    await released;
+  }
+
   /** Tells waiting processes that the thread is free. */
   async announceRelease(threadId: string): Promise<void> {
     await this.notify({ type: 'released', thread_id: threadId });

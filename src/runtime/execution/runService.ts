@@ -52,6 +52,8 @@ export class RunService {
       runs: RunStore;
       recorder: RunRecorder;
       coordinator: RunCoordinator;
+      /** Background checkpoint writes of this process's runs (see TrackedPostgresSaver). */
+      checkpointWrites: { settled(threadId: string): Promise<void> };
       claimLimits: ClaimLimits;
       customAuth: CustomAuth | null;
       tracing: boolean;
@@ -180,6 +182,8 @@ export class RunService {
 
   private async finish(prepared: PreparedRun, outcome: GraphRunOutcome, stopReason: StopReason | null): Promise<void> {
     const { run } = prepared;
+    // A stopped run can still have a checkpoint on its way; nobody may see or delete the thread before it lands.
+    if (run.thread_id) await this.deps.checkpointWrites.settled(run.thread_id);
     if (run.thread_id && stopReason === 'rollback') {
       // The owner rolls back before it lets go of the thread, so the next run never sees this run's checkpoints.
       await this.deps.runs.deleteRunAndCheckpoints(run.thread_id, run.run_id, prepared.checkpointBefore);

@@ -107,14 +107,15 @@ export class ThreadStore {
     return result.rows[0] ? toThread(result.rows[0]) : null;
   }
 
-  async delete(threadId: string, filter: ContainmentFilter): Promise<boolean> {
-    const result = await this.pool.query('DELETE FROM graphx_threads WHERE thread_id = $1 AND metadata @> $2', [
-      threadId,
-      JSON.stringify(filter),
-    ]);
-    if (result.rowCount === 0) return false;
+  /** Deletes the thread and its runs; null when no visible thread has that id, else the run that held it busy. */
+  async delete(threadId: string, filter: ContainmentFilter): Promise<{ busyRunId: string | null } | null> {
+    const result = await this.pool.query(
+      'DELETE FROM graphx_threads WHERE thread_id = $1 AND metadata @> $2 RETURNING busy_run_id',
+      [threadId, JSON.stringify(filter)],
+    );
+    if (result.rowCount === 0) return null;
     await this.pool.query('DELETE FROM graphx_runs WHERE thread_id = $1', [threadId]);
-    return true;
+    return { busyRunId: (result.rows[0].busy_run_id as string | null) ?? null };
   }
 
   async search(query: ThreadQuery, filter: ContainmentFilter): Promise<{ threads: Thread[]; total: number }> {

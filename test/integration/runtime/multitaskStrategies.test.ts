@@ -3,6 +3,7 @@
  * processes sharing one database (as two instances of a revision do). The `slow` graph takes 3 s unless aborted.
  */
 import { Client } from '@langchain/langgraph-sdk';
+import { Client as PgClient } from 'pg';
 import { waitFor } from '../../../src/net/ports';
 import { createTestDatabase, startDevRuntime, type RuntimeProcess } from './support/runtimeHarness';
 
@@ -89,4 +90,23 @@ test('enqueue on another instance waits for the running run to finish, then runs
   expect((await running).map((event) => event.event)).toEqual(['metadata', 'updates']);
   expect((await clientB.runs.list(thread.thread_id)).map((run) => run.status)).toEqual(['success', 'success']);
   expect(await contents(thread.thread_id)).toEqual(['first', 'done', 'second', 'echo: second', 'ok']);
+});
+
+test('deleting a busy thread on another instance stops its run at once and leaves none of its checkpoints', async () => {
+  const thread = await clientA.threads.create();
+  const { events: running } = await slowRunOnA(thread.thread_id);
+  const started = Date.now();
+  await clientB.threads.delete(thread.thread_id);
+  // The slow run would have finished its node (an `updates` event) after 3 s; it is stopped before.
+  expect((await running).map((event) => event.event)).toEqual(['metadata']);
+  expect(Date.now() - started).toBeLessThan(2_500);
+  await expect(clientA.threads.get(thread.thread_id)).rejects.toThrow(/404/);
+  const pg = new PgClient({ connectionString: database.url });
+  await pg.connect();
+  try {
+    const rows = await pg.query('SELECT count(*)::int AS n FROM checkpoints WHERE thread_id = $1', [thread.thread_id]);
+    expect(rows.rows[0].n).toBe(0);
+  } finally {
+    await pg.end();
+  }
 });

@@ -3,6 +3,7 @@ import type Koa from 'koa';
 import { authorize, type AuthFilter } from '../../auth/authorization';
 import type { CustomAuth } from '../../auth/authMiddleware';
 import type { AuthUser, RequestAuth } from '../../auth/authUser';
+import type { RunCoordinator } from '../../execution/runCoordinator';
 import type { RunService } from '../../execution/runService';
 import type { GraphRegistry } from '../../graphs';
 import type { RunStore } from '../../storage/runStore';
@@ -13,6 +14,7 @@ export interface RuntimeServices {
   threads: ThreadStore;
   runs: RunStore;
   runService: RunService;
+  coordinator: RunCoordinator;
   customAuth: CustomAuth | null;
   /** Deleting a thread also drops its checkpoints. */
   deleteCheckpoints: (threadId: string) => Promise<void>;

@@ -31,6 +31,9 @@ interface SearchInput {
   sort_order: ThreadQuery['sortOrder'];
 }
 
+/** How long deleting a busy thread waits for its run to stop before dropping the checkpoints anyway. */
+const STOP_WAIT_MS = 5_000;
+
 const threadNotFound = (threadId: string) => new NotFoundError(`Thread with ID ${threadId} not found.`);
 
 function checkpointOf(config: GraphStateSnapshot['config']): Record<string, unknown> | null {
@@ -99,7 +102,10 @@ export function registerThreadRoutes(router: Router, services: RuntimeServices):
   router.delete('/threads/:threadId', async (ctx) => {
     const { threadId } = validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path');
     const filter = await filterFor(services, ctx, 'threads', 'delete', { thread_id: threadId });
-    if (!(await services.threads.delete(threadId, filter))) throw threadNotFound(threadId);
+    const deleted = await services.threads.delete(threadId, filter);
+    if (!deleted) throw threadNotFound(threadId);
+    // A run still busy on the thread is stopped first; its checkpoints are then deleted with the thread's.
+    if (deleted.busyRunId) await services.coordinator.stopRunOfDeletedThread(threadId, deleted.busyRunId, STOP_WAIT_MS);
     await services.deleteCheckpoints(threadId);
     ctx.status = 204;
   });

@@ -1,0 +1,42 @@
+/**
+ * The PostgreSQL checkpointer, remembering which writes are still in flight per thread. LangGraph saves checkpoints
+ * in the background of a run, so a run stopped by its AbortSignal can still have a `put` travelling to the database
+ * when its stream has already ended; whoever deletes or hands over the thread (rollback, thread delete, release)
+ * first waits for those writes, or a checkpoint of the stopped run would land afterwards.
+ */
+import type { RunnableConfig } from '@langchain/core/runnables';
+import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+
+export class TrackedPostgresSaver extends PostgresSaver {
+  private readonly inFlight = new Map<string, Set<Promise<unknown>>>();
+
+  override put(...args: Parameters<PostgresSaver['put']>): ReturnType<PostgresSaver['put']> {
+    return this.track(args[0], super.put(...args));
+  }
+
+  override putWrites(...args: Parameters<PostgresSaver['putWrites']>): ReturnType<PostgresSaver['putWrites']> {
+    return this.track(args[0], super.putWrites(...args));
+  }
+
+  /** Resolves once no write for `threadId` is in flight (writes started meanwhile are waited for too). */
+  async settled(threadId: string): Promise<void> {
+    for (let pending = this.inFlight.get(threadId); pending && pending.size > 0; pending = this.inFlight.get(threadId)) {
+      await Promise.allSettled([...pending]);
+    }
+  }
+
+  private track<T>(config: RunnableConfig, write: Promise<T>): Promise<T> {
+    const threadId = config.configurable?.thread_id as string | undefined;
+    if (!threadId) return write;
+    const pending = this.inFlight.get(threadId) ?? new Set<Promise<unknown>>();
+    this.inFlight.set(threadId, pending);
+    // Settles either way and never rejects: the caller of put/putWrites handles the write's own failure.
+    const forget = () => {
+      pending.delete(done);
+      if (pending.size === 0 && this.inFlight.get(threadId) === pending) this.inFlight.delete(threadId);
+    };
+    const done: Promise<void> = write.then(forget, forget);
+    pending.add(done);
+    return write;
+  }
+}
