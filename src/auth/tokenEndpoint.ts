@@ -8,7 +8,8 @@
  */
 import { InputError } from '../domain/errors';
 import type { TokenEndpointAuthMethod } from '../db/repositories/oauthProviders';
-import { refusedAddressOf } from '../net/outboundPolicy';
+import { postForm, type FormPostAnswer } from '../net/formPost';
+import { guardedLookup, RefusedDestinationError, refusedAddressOf } from '../net/outboundPolicy';
 
 /** The token endpoint refused, could not be reached, or answered nonsense. A 400 for the API; `kind` for retries. */
 export class TokenEndpointError extends InputError {
@@ -66,6 +67,13 @@ function withClientAuthentication(
   return { headers, body };
 }
 
+function refusedDestination(address: string): TokenEndpointError {
+  return new TokenEndpointError(
+    `The token endpoint's host resolves to ${address}, an address the control plane does not send requests to.`,
+    'refused',
+  );
+}
+
 /** Keeps a provider-supplied error text printable and short before it reaches a response or a log. */
 function clean(text: unknown): string {
   return typeof text === 'string'
@@ -111,31 +119,27 @@ function toTokenSet(body: Record<string, unknown>): TokenSet {
  */
 export async function requestTokens(client: TokenEndpointClient, grant: Record<string, string>): Promise<TokenSet> {
   const { headers, body } = withClientAuthentication(client, grant);
+  const allowPrivateNetwork = client.destinations === 'public-and-private';
   if (client.destinations !== 'any') {
-    const refused = await refusedAddressOf(client.tokenUrl, client.destinations === 'public-and-private');
-    if (refused) {
-      throw new TokenEndpointError(
-        `The token endpoint's host resolves to ${refused}, an address the control plane does not send requests to.`,
-        'refused',
-      );
-    }
+    // A literal IP never goes through `lookup`, so it is judged here; a name is judged again at connect time.
+    const refused = await refusedAddressOf(client.tokenUrl, allowPrivateNetwork);
+    if (refused) throw refusedDestination(refused);
   }
-  let response: Response;
+  let response: FormPostAnswer;
   try {
-    // Never follow redirects: they would carry the client credentials somewhere the provider record does not name.
-    response = await fetch(client.tokenUrl, {
-      method: 'POST',
+    response = await postForm(client.tokenUrl, {
       headers,
-      body,
-      redirect: 'error',
-      signal: AbortSignal.timeout(TIMEOUT_MS),
+      body: body.toString(),
+      timeoutMs: TIMEOUT_MS,
+      maxChars: MAX_RESPONSE_CHARS,
+      ...(client.destinations === 'any' ? {} : { lookup: guardedLookup(allowPrivateNetwork) }),
     });
   } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
-    throw new TokenEndpointError(`The token endpoint could not be reached (${clean(cause)}).`, 'unreachable');
+    if (error instanceof RefusedDestinationError) throw refusedDestination(error.address);
+    const code = (error as { code?: string }).code ?? (error as Error).name;
+    throw new TokenEndpointError(`The token endpoint could not be reached (${clean(code)}).`, 'unreachable');
   }
-  const text = (await response.text()).slice(0, MAX_RESPONSE_CHARS);
-  const parsed = parseBody(text, response.headers.get('content-type') ?? '');
+  const parsed = parseBody(response.text, response.contentType);
   if (parsed && typeof parsed.error === 'string') {
     const description = clean(parsed.error_description);
     throw new TokenEndpointError(
@@ -143,7 +147,7 @@ export async function requestTokens(client: TokenEndpointClient, grant: Record<s
       'refused',
     );
   }
-  if (!response.ok) throw new TokenEndpointError(`The token endpoint answered HTTP ${response.status}.`, 'refused');
+  if (response.status < 200 || response.status >= 300) throw new TokenEndpointError(`The token endpoint answered HTTP ${response.status}.`, 'refused');
   if (!parsed) throw new TokenEndpointError('The token endpoint did not answer with a token response.', 'invalid_response');
   return toTokenSet(parsed);
 }

@@ -5,6 +5,7 @@
  * always refused; private ranges (RFC 1918, unique-local IPv6, carrier-grade NAT) only when the operator allows them,
  * because a self-hosted code host on the company network is a real case.
  */
+import dnsCallback from 'node:dns';
 import dns from 'node:dns/promises';
 import net from 'node:net';
 
@@ -69,4 +70,31 @@ export async function refusedAddressOf(url: string, allowPrivateNetwork: boolean
     }
   }
   return addresses.find((address) => isRefusedAddress(address, allowPrivateNetwork)) ?? null;
+}
+
+/** A connection refused by the policy; `address` is what the host resolved to. */
+export class RefusedDestinationError extends Error {
+  override name = 'RefusedDestinationError';
+  readonly code = 'EGRAPHXREFUSED';
+  constructor(readonly address: string) {
+    super(`refused destination ${address}`);
+  }
+}
+
+/**
+ * A `lookup` for `http(s).request`/`net.connect` that refuses the connection when the host resolves to a refused
+ * address. The check happens on the very addresses the socket then connects to, so a name that resolves differently
+ * the second time (DNS rebinding) cannot slip past it.
+ */
+export function guardedLookup(allowPrivateNetwork: boolean): net.LookupFunction {
+  return (hostname, options, callback) => {
+    dnsCallback.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return (callback as (error: Error) => void)(error);
+      const refused = addresses.find((entry) => isRefusedAddress(entry.address, allowPrivateNetwork));
+      if (refused) return (callback as (error: Error) => void)(new RefusedDestinationError(refused.address));
+      if ((options as { all?: boolean }).all) return (callback as (error: null, all: dnsCallback.LookupAddress[]) => void)(null, addresses);
+      const first = addresses[0]!;
+      (callback as (error: null, address: string, family: number) => void)(null, first.address, first.family);
+    });
+  };
 }

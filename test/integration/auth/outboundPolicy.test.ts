@@ -4,7 +4,8 @@
  * where the tenant pointed, counting connection attempts.
  */
 import net from 'node:net';
-import { isRefusedAddress } from '../../../src/net/outboundPolicy';
+import { postForm } from '../../../src/net/formPost';
+import { guardedLookup, isRefusedAddress, RefusedDestinationError } from '../../../src/net/outboundPolicy';
 import { startAuthStack, type AuthStack } from './authStack';
 
 describe('token endpoints on non-public addresses', () => {
@@ -58,6 +59,13 @@ describe('token endpoints on non-public addresses', () => {
     expect(answer.body.detail).toMatch(/^The token endpoint's host resolves to (127\.0\.0\.1|::1), an address the control plane does not send requests to\.$/);
     expect(connections).toBe(0);
     expect(await stack.db('oauth_tokens').where({ tenant_id: tenantId })).toHaveLength(0);
+  });
+
+  it('refuses at connect time too: a name is judged on the addresses the socket would use (no DNS rebinding gap)', async () => {
+    const before = connections;
+    const post = postForm(`http://localhost:${port}/token`, { headers: {}, body: 'a=b', timeoutMs: 5_000, maxChars: 100, lookup: guardedLookup(true) });
+    await expect(post).rejects.toBeInstanceOf(RefusedDestinationError);
+    expect(connections).toBe(before);
   });
 });
 
