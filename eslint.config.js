@@ -5,7 +5,18 @@ const importPlugin = require('eslint-plugin-import');
 const { builtinModules } = require('node:module');
 
 module.exports = tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', '.test-data/**', '.temporal-cli/**', 'test/fixtures/**', 'coverage/**', 'eslint.config.js', 'jest.config.js'] },
+  {
+    ignores: [
+      'node_modules/**',
+      'data/**',
+      '.test-data/**',
+      '.temporal-cli/**',
+      'test/fixtures/**',
+      'coverage/**',
+      'eslint.config.js',
+      'jest.config.js',
+    ],
+  },
   ...tseslint.configs.recommended,
   { rules: { '@typescript-eslint/no-require-imports': 'off' } },
   {
@@ -39,7 +50,10 @@ module.exports = tseslint.config(
             '@temporalio/activity',
           ].map((name) => ({ name, message: 'Workflow code must be deterministic: no I/O, no Node built-ins, no clients.' })),
           patterns: [
-            { group: ['../src/*', '../src/**'], message: 'Workflows import only @temporalio/workflow, ./messages and activity types.' },
+            {
+              group: ['../src/*', '../src/**'],
+              message: 'Workflows import only @temporalio/workflow, ./messages and activity types.',
+            },
             { group: ['../activities/*'], allowTypeImports: true, message: 'Only `import type` from activities/.' },
           ],
         },

@@ -41,18 +41,29 @@ export function buildEnvironment(dataDir: string, spec: RevisionSpec): Record<st
  */
 export function validateGraphxConfig(dataDir: string, spec: RevisionSpec): string {
   const file = graphxConfigFile(dataDir, spec);
-  if (!file) throw ApplicationFailure.nonRetryable(`graphx_config_path ${spec.graphxConfigPath} points outside the repository.`, 'ConfigInvalid');
+  if (!file)
+    throw ApplicationFailure.nonRetryable(
+      `graphx_config_path ${spec.graphxConfigPath} points outside the repository.`,
+      'ConfigInvalid',
+    );
   const where = `${spec.graphxConfigPath} (commit ${spec.repoCommitSha ?? spec.repoRef})`;
-  if (!fs.existsSync(file)) throw ApplicationFailure.nonRetryable(`Configuration file ${where} was not found in the repository.`, 'ConfigInvalid');
+  if (!fs.existsSync(file))
+    throw ApplicationFailure.nonRetryable(`Configuration file ${where} was not found in the repository.`, 'ConfigInvalid');
   let parsed: unknown;
   try {
     parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (error) {
-    throw ApplicationFailure.nonRetryable(`Configuration file ${where} is not valid JSON: ${(error as Error).message}`, 'ConfigInvalid');
+    throw ApplicationFailure.nonRetryable(
+      `Configuration file ${where} is not valid JSON: ${(error as Error).message}`,
+      'ConfigInvalid',
+    );
   }
   const graphs = (parsed as { graphs?: unknown } | null)?.graphs;
   if (!graphs || typeof graphs !== 'object' || Array.isArray(graphs) || Object.keys(graphs).length === 0) {
-    throw ApplicationFailure.nonRetryable(`Configuration file ${where} must name at least one graph in "graphs".`, 'ConfigInvalid');
+    throw ApplicationFailure.nonRetryable(
+      `Configuration file ${where} must name at least one graph in "graphs".`,
+      'ConfigInvalid',
+    );
   }
   for (const [name, target] of Object.entries(graphs as Record<string, unknown>)) {
     if (typeof target !== 'string' || !/^.+:[A-Za-z_$][\w$]*$/.test(target)) {
@@ -66,7 +77,11 @@ export function validateGraphxConfig(dataDir: string, spec: RevisionSpec): strin
 export function buildApplicationActivity(deps: ActivityDeps, load: (revisionId: string) => Promise<RevisionSpec>) {
   return async ({ revisionId }: { revisionId: string }): Promise<void> => {
     const spec = await load(revisionId);
-    const progress = new StepProgress(deps.db, revisionId, spec.secrets.map((s) => s.value));
+    const progress = new StepProgress(
+      deps.db,
+      revisionId,
+      spec.secrets.map((s) => s.value),
+    );
     try {
       const { root, src } = buildPaths(deps.config.dataDir, revisionId);
       if (!fs.existsSync(src)) {
@@ -81,9 +96,13 @@ export function buildApplicationActivity(deps: ActivityDeps, load: (revisionId: 
       const installCommand = spec.sourceConfig.install_command ?? defaultInstallCommand(appDir);
       // Only the lock file's own install is cached: a custom install command may do anything.
       const cacheRoot = path.join(deps.config.dataDir, 'dependency-cache');
-      const cacheKey = installCommand && !spec.sourceConfig.install_command ? dependencyCacheKey(appDir, installCommand, spec.tenantId) : null;
+      const cacheKey =
+        installCommand && !spec.sourceConfig.install_command ? dependencyCacheKey(appDir, installCommand, spec.tenantId) : null;
       const restored = cacheKey ? await restoreDependencies(cacheRoot, cacheKey, appDir) : false;
-      if (restored) progress.line(`Dependencies unchanged since an earlier build (same lock file): reused them instead of \`${installCommand}\`.`);
+      if (restored)
+        progress.line(
+          `Dependencies unchanged since an earlier build (same lock file): reused them instead of \`${installCommand}\`.`,
+        );
       const steps = [
         { phase: 'install', command: restored ? null : installCommand },
         { phase: 'build', command: spec.sourceConfig.build_command ?? null },
@@ -110,7 +129,13 @@ export function buildApplicationActivity(deps: ActivityDeps, load: (revisionId: 
           progress.line(`Cancelled: killed \`${step.command}\` and its processes.`, 'warn');
           await Context.current().cancelled;
         }
-        const last = progress.redact(output.filter((line) => line.trim() !== '').slice(-10).join('\n')) || '(no output)';
+        const last =
+          progress.redact(
+            output
+              .filter((line) => line.trim() !== '')
+              .slice(-10)
+              .join('\n'),
+          ) || '(no output)';
         if (result.timedOut) {
           const message = `\`${step.command}\` did not finish within the ${deps.config.buildTimeoutSeconds} s build time limit: ${last}`;
           progress.line(message, 'error');

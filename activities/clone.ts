@@ -18,7 +18,8 @@ import { runCommand } from './support/runCommand';
 
 const GIT_TIMEOUT_MS = 10 * 60_000;
 const NOT_FOUND = /repository not found|does not appear to be a git repository|not found|does not exist|404/i;
-const TRANSIENT = /could not resolve host|connection timed out|operation timed out|connection reset|early eof|rpc failed|temporary failure|returned error: 5\d\d/i;
+const TRANSIENT =
+  /could not resolve host|connection timed out|operation timed out|connection reset|early eof|rpc failed|temporary failure|returned error: 5\d\d/i;
 const AUTH = /authentication failed|could not read username|permission denied|returned error: 40[13]/i;
 
 /** The URL as users may see it: any credentials in it masked. */
@@ -85,7 +86,15 @@ export async function cloneRevision(deps: ActivityDeps, spec: RevisionSpec, prog
       },
     });
     if (result.cancelled) await Context.current().cancelled;
-    return { ok: result.exitCode === 0, output: progress.redact(output.filter((l) => l.trim()).slice(-10).join('\n')) };
+    return {
+      ok: result.exitCode === 0,
+      output: progress.redact(
+        output
+          .filter((l) => l.trim())
+          .slice(-10)
+          .join('\n'),
+      ),
+    };
   };
 
   progress.setPhase('clone', `Cloning ${shown} at ${ref}`);
@@ -113,7 +122,10 @@ export async function cloneRevision(deps: ActivityDeps, spec: RevisionSpec, prog
   }
   const checkout = await git(['-c', 'advice.detachedHead=false', 'checkout', '-q', '--detach', sha]);
   if (!checkout.ok) {
-    throw ApplicationFailure.nonRetryable(`git checkout of ${ref} (${sha}) from ${shown} failed: ${checkout.output}`, 'CloneFailed');
+    throw ApplicationFailure.nonRetryable(
+      `git checkout of ${ref} (${sha}) from ${shown} failed: ${checkout.output}`,
+      'CloneFailed',
+    );
   }
   fs.rmSync(src, { recursive: true, force: true });
   fs.renameSync(work, src);
@@ -126,7 +138,10 @@ function classifyFetchFailure(output: string, shown: string, ref: string, final 
   if (/couldn't find remote ref|not our ref|no such remote ref|unadvertised object/i.test(output) && !final) return;
   if (TRANSIENT.test(output)) throw new Error(`Fetching ${shown} at ${ref} failed (will retry): ${output}`);
   if (AUTH.test(output)) {
-    throw ApplicationFailure.nonRetryable(`Access to repository ${shown} was denied while fetching ${ref}: ${output}`, 'RepoNotFound');
+    throw ApplicationFailure.nonRetryable(
+      `Access to repository ${shown} was denied while fetching ${ref}: ${output}`,
+      'RepoNotFound',
+    );
   }
   if (NOT_FOUND.test(output) && !/remote ref/i.test(output)) {
     throw ApplicationFailure.nonRetryable(`Repository ${shown} was not found (ref ${ref}): ${output}`, 'RepoNotFound');
@@ -152,7 +167,11 @@ async function gitEnvironment(deps: ActivityDeps, spec: RevisionSpec, progress: 
   if (integrationId) {
     let token: string;
     try {
-      token = await getIntegrationCloneToken({ db: deps.db, secretBox: deps.secretBox, config: deps.config }, spec.tenantId, integrationId);
+      token = await getIntegrationCloneToken(
+        { db: deps.db, secretBox: deps.secretBox, config: deps.config },
+        spec.tenantId,
+        integrationId,
+      );
     } catch (error) {
       if ((error as Error).name === 'NotFoundError') {
         throw ApplicationFailure.nonRetryable(`Integration ${integrationId} was not found for this organization.`, 'CloneFailed');
@@ -180,7 +199,11 @@ async function gitEnvironment(deps: ActivityDeps, spec: RevisionSpec, progress: 
 export function cloneRepositoryActivity(deps: ActivityDeps, load: (revisionId: string) => Promise<RevisionSpec>) {
   return async ({ revisionId }: { revisionId: string }): Promise<{ repoCommitSha: string }> => {
     const spec = await load(revisionId);
-    const progress = new StepProgress(deps.db, revisionId, spec.secrets.map((s) => s.value));
+    const progress = new StepProgress(
+      deps.db,
+      revisionId,
+      spec.secrets.map((s) => s.value),
+    );
     try {
       const sha = await cloneRevision(deps, spec, progress);
       await deps.db('revisions').where({ id: revisionId }).update({ repo_commit_sha: sha, updated_at: deps.db.fn.now() });

@@ -13,7 +13,11 @@ import { StepProgress } from './support/progress';
 export function rolloutRevisionActivity(deps: ActivityDeps, load: (revisionId: string) => Promise<RevisionSpec>) {
   return async ({ revisionId }: { revisionId: string }): Promise<{ url: string }> => {
     const spec = await load(revisionId);
-    const progress = new StepProgress(deps.db, revisionId, spec.secrets.map((s) => s.value));
+    const progress = new StepProgress(
+      deps.db,
+      revisionId,
+      spec.secrets.map((s) => s.value),
+    );
     const signal = Context.current().cancellationSignal;
     try {
       const url = await deps.target.rollout(revisionId, {

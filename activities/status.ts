@@ -33,7 +33,10 @@ export function recordRevisionStatusActivity({ db, target }: ActivityDeps) {
       // The rollout sets the URL; this keeps it once a revision is DEPLOYED even if that write was lost.
       const deployment = await db('deployments').where({ id: updated[0].deployment_id }).first('name', 'route_key', 'url');
       if (deployment && !deployment.url) {
-        await db('deployments').where({ id: updated[0].deployment_id }).whereNull('url').update({ url: target.deploymentUrl(deployment.route_key ?? deployment.name) });
+        await db('deployments')
+          .where({ id: updated[0].deployment_id })
+          .whereNull('url')
+          .update({ url: target.deploymentUrl(deployment.route_key ?? deployment.name) });
       }
     }
   };
@@ -47,6 +50,7 @@ export function recordDeploymentStatusActivity({ db }: ActivityDeps) {
       .whereNull('deleted_at')
       .andWhere((where) => where.whereNot('status', 'AWAITING_DELETE').orWhere('status', input.status))
       .update({ status: input.status, updated_at: db.fn.now() });
-    if (updated === 0) logger.warn({ deploymentId: input.deploymentId, status: input.status }, 'deployment status update refused');
+    if (updated === 0)
+      logger.warn({ deploymentId: input.deploymentId, status: input.status }, 'deployment status update refused');
   };
 }

@@ -22,7 +22,9 @@ const heartbeat = (phase: string) => {
 export function teardownDeploymentActivity({ db, config, target }: ActivityDeps) {
   return async (input: { deploymentId: string; deleteTracingProject?: boolean }): Promise<void> => {
     const { deploymentId } = input;
-    const deployment = await db('deployments').where({ id: deploymentId }).first('id', 'tracing_project_id', 'delete_tracing_project', 'deleted_at');
+    const deployment = await db('deployments')
+      .where({ id: deploymentId })
+      .first('id', 'tracing_project_id', 'delete_tracing_project', 'deleted_at');
     if (!deployment) return;
     heartbeat('stopping instances');
     await target.stopDeployment(deploymentId, () => heartbeat('stopping instances'));
@@ -48,6 +50,9 @@ export function teardownDeploymentActivity({ db, config, target }: ActivityDeps)
         if (path.resolve(file).startsWith(config.dataDir + path.sep)) fs.rmSync(file, { force: true });
       }
     }
-    await db('deployments').where({ id: deploymentId }).whereNull('deleted_at').update({ deleted_at: db.fn.now(), updated_at: db.fn.now() });
+    await db('deployments')
+      .where({ id: deploymentId })
+      .whereNull('deleted_at')
+      .update({ deleted_at: db.fn.now(), updated_at: db.fn.now() });
   };
 }

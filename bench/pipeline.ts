@@ -33,7 +33,17 @@ const ms = (value: number) => `${Math.round(value)} ms`;
 function fixtureRepo(dir: string): string {
   fs.cpSync(FIXTURE, dir, { recursive: true, filter: (source) => !source.includes('node_modules') });
   const git = (...args: string[]) =>
-    execFileSync('git', args, { cwd: dir, env: { PATH: process.env.PATH, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b', HOME: dir } });
+    execFileSync('git', args, {
+      cwd: dir,
+      env: {
+        PATH: process.env.PATH,
+        GIT_AUTHOR_NAME: 'b',
+        GIT_AUTHOR_EMAIL: 'b@b',
+        GIT_COMMITTER_NAME: 'b',
+        GIT_COMMITTER_EMAIL: 'b@b',
+        HOME: dir,
+      },
+    });
   git('init', '-q', '-b', 'main');
   git('add', '-A');
   git('commit', '-q', '-m', 'bench app');
@@ -99,7 +109,9 @@ export async function benchPipeline(): Promise<void> {
     for (let run = 1; run <= RUNS; run += 1) {
       const result = await deployOnce(String(run));
       results.push(result);
-      console.log(`  run ${run}: create→DEPLOYED ${ms(result.observed)}, pipeline ${ms(result.wallMs)}, orchestration ${ms(result.overhead)}`);
+      console.log(
+        `  run ${run}: create→DEPLOYED ${ms(result.observed)}, pipeline ${ms(result.wallMs)}, orchestration ${ms(result.overhead)}`,
+      );
     }
     const activityNames = [...new Set(results.flatMap((result) => Object.keys(result.perActivity)))];
     console.log(`pipeline (${RUNS} runs, median):`);
@@ -134,8 +146,10 @@ export async function benchPipeline(): Promise<void> {
     let closedAt = startedAt;
     for (const event of events) {
       const id = String(event.eventId);
-      if (event.activityTaskScheduledEventAttributes) scheduled.set(id, event.activityTaskScheduledEventAttributes.activityType?.name ?? '?');
-      if (event.activityTaskStartedEventAttributes) started.set(String(event.activityTaskStartedEventAttributes.scheduledEventId), time(event));
+      if (event.activityTaskScheduledEventAttributes)
+        scheduled.set(id, event.activityTaskScheduledEventAttributes.activityType?.name ?? '?');
+      if (event.activityTaskStartedEventAttributes)
+        started.set(String(event.activityTaskStartedEventAttributes.scheduledEventId), time(event));
       const completed = event.activityTaskCompletedEventAttributes;
       if (completed) {
         const key = String(completed.scheduledEventId);

@@ -17,7 +17,11 @@ const ROOT = path.resolve(__dirname, '..');
 const APP_CONFIG = path.join(ROOT, 'test', 'fixtures', 'apps', 'runtime-echo', 'graphx.json');
 const SECONDS_PER_POINT = Number(process.env.BENCH_SECONDS ?? 5);
 const CONCURRENCY = [1, 8, 32];
-const BODY = JSON.stringify({ assistant_id: 'agent', input: { messages: [{ role: 'user', content: 'hi' }] }, stream_mode: 'updates' });
+const BODY = JSON.stringify({
+  assistant_id: 'agent',
+  input: { messages: [{ role: 'user', content: 'hi' }] },
+  stream_mode: 'updates',
+});
 const CLOCK_TICKS_PER_SECOND = 100;
 
 interface Server {
@@ -46,8 +50,20 @@ function treeCpuMs(pid: number): number {
   return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
 }
 
-function startProcess(name: string, command: string, args: string[], env: Record<string, string>, port: number, cwd = ROOT): Promise<Server> {
-  const child: ChildProcess = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+function startProcess(
+  name: string,
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  port: number,
+  cwd = ROOT,
+): Promise<Server> {
+  const child: ChildProcess = spawn(command, args, {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -65,10 +81,15 @@ function startProcess(name: string, command: string, args: string[], env: Record
     await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
     if (child.exitCode === null) signalGroup('SIGKILL');
   };
-  return waitFor(`${name} to serve`, async () => {
-    if (child.exitCode !== null) throw new Error(`${name} exited: ${output.slice(-2000)}`);
-    return (await fetch(`http://127.0.0.1:${port}/ok`)).status === 200;
-  }, 120_000, 200)
+  return waitFor(
+    `${name} to serve`,
+    async () => {
+      if (child.exitCode !== null) throw new Error(`${name} exited: ${output.slice(-2000)}`);
+      return (await fetch(`http://127.0.0.1:${port}/ok`)).status === 200;
+    },
+    120_000,
+    200,
+  )
     .then(() => ({ name, port, pid: child.pid!, stop }))
     .catch(async (error: Error) => {
       await stop();
@@ -82,12 +103,23 @@ function oneRun(agent: http.Agent, port: number): Promise<[number, number]> {
     const started = performance.now();
     let firstByte = 0;
     const request = http.request(
-      { host: '127.0.0.1', port, path: '/runs/stream', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(BODY) } },
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/runs/stream',
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(BODY) },
+      },
       (response) => {
         response.on('data', () => {
           if (!firstByte) firstByte = performance.now() - started;
         });
-        response.on('end', () => (response.statusCode === 200 ? resolve([firstByte, performance.now() - started]) : reject(new Error(`HTTP ${response.statusCode}`))));
+        response.on('end', () =>
+          response.statusCode === 200
+            ? resolve([firstByte, performance.now() - started])
+            : reject(new Error(`HTTP ${response.statusCode}`)),
+        );
       },
     );
     request.on('error', reject);
@@ -117,11 +149,20 @@ async function measure(server: Server, clients: number) {
   const seconds = (performance.now() - started) / 1000;
   const cpuMs = treeCpuMs(server.pid) - cpuBefore;
   agent.destroy();
-  return { runsPerSecond: totals.length / seconds, firstByteP50: median(firstBytes), totalP50: median(totals), cpuPerRun: cpuMs / totals.length };
+  return {
+    runsPerSecond: totals.length / seconds,
+    firstByteP50: median(firstBytes),
+    totalP50: median(totals),
+    cpuPerRun: cpuMs / totals.length,
+  };
 }
 
 async function recordBareBytes(port: number): Promise<string> {
-  const response = await fetch(`http://127.0.0.1:${port}/runs/stream`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY });
+  const response = await fetch(`http://127.0.0.1:${port}/runs/stream`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: BODY,
+  });
   return response.text();
 }
 
@@ -147,14 +188,24 @@ async function peerServer(): Promise<Server | string> {
   const dir = path.join(ROOT, '.test-data', 'bench-peer');
   fs.mkdirSync(dir, { recursive: true });
   const graphFile = path.relative(dir, path.join(path.dirname(APP_CONFIG), 'src', 'graph.ts'));
-  fs.writeFileSync(path.join(dir, 'langgraph.json'), JSON.stringify({ node_version: '20', graphs: { agent: `./${graphFile}:graph` }, env: { ECHO_PREFIX: 'echo' } }));
+  fs.writeFileSync(
+    path.join(dir, 'langgraph.json'),
+    JSON.stringify({ node_version: '20', graphs: { agent: `./${graphFile}:graph` }, env: { ECHO_PREFIX: 'echo' } }),
+  );
   const port = await findFreePort();
   try {
-    return await startProcess('langgraphjs dev', bin, ['dev', '--config', path.join(dir, 'langgraph.json'), '--port', String(port), '--host', '127.0.0.1', '--no-browser'], {
-      LANGGRAPH_CLI_NO_ANALYTICS: '1',
-      LANGSMITH_TRACING: 'false',
-      BROWSER: 'none',
-    }, port, dir);
+    return await startProcess(
+      'langgraphjs dev',
+      bin,
+      ['dev', '--config', path.join(dir, 'langgraph.json'), '--port', String(port), '--host', '127.0.0.1', '--no-browser'],
+      {
+        LANGGRAPH_CLI_NO_ANALYTICS: '1',
+        LANGSMITH_TRACING: 'false',
+        BROWSER: 'none',
+      },
+      port,
+      dir,
+    );
   } catch (error) {
     return `could not start offline: ${(error as Error).message.split('\n')[0]}`;
   }
@@ -179,9 +230,14 @@ export async function benchRuntime(): Promise<void> {
       servers.push(await startProcess(`graphx dev, ${workers} proc`, process.execPath, args, env, ourPort));
     }
     const ourPort = servers[0]!.port;
-    const template = (await recordBareBytes(ourPort)).replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/, 'RUN_ID');
+    const template = (await recordBareBytes(ourPort)).replace(
+      /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/,
+      'RUN_ID',
+    );
     const barePort = await findFreePort();
-    servers.push(await startProcess('bare node http', process.execPath, ['-e', BARE_SERVER, String(barePort), template], {}, barePort));
+    servers.push(
+      await startProcess('bare node http', process.execPath, ['-e', BARE_SERVER, String(barePort), template], {}, barePort),
+    );
     const peer = await peerServer();
     if (typeof peer === 'string') console.log(`peer (langgraphjs dev): ${peer}; benching the rest`);
     else servers.splice(2, 0, peer);

@@ -34,10 +34,19 @@ for (const [location, entry] of Object.entries(packages)) {
     const { os, cpu, libc } = platformOf(name);
     if (!cpu) continue;
     const version = String(spec).replace(/^[\^~=]/, '');
-    packages[`node_modules/${name}`] = { version, cpu: [cpu], license: entry.license, optional: true, ...(os ? { os: [os] } : {}), ...(libc ? { libc: [libc] } : {}) };
+    packages[`node_modules/${name}`] = {
+      version,
+      cpu: [cpu],
+      license: entry.license,
+      optional: true,
+      ...(os ? { os: [os] } : {}),
+      ...(libc ? { libc: [libc] } : {}),
+    };
     added += 1;
   }
 }
-lock.packages = Object.fromEntries(Object.entries(packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))));
+lock.packages = Object.fromEntries(
+  Object.entries(packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))),
+);
 fs.writeFileSync(lockPath, `${JSON.stringify(lock, null, 2)}\n`);
 console.log(`complete-lockfile: added ${added} optional platform entries`);

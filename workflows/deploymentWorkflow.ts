@@ -207,7 +207,10 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
 }
 
 /** Signals a revision workflow; one that has just completed (its result not yet seen here) is not an error. */
-async function signalRevisionIfRunning(revisionId: string, signal: typeof interruptSignal | typeof supersedeSignal): Promise<void> {
+async function signalRevisionIfRunning(
+  revisionId: string,
+  signal: typeof interruptSignal | typeof supersedeSignal,
+): Promise<void> {
   try {
     await getExternalWorkflowHandle(revisionWorkflowId(revisionId)).signal(signal);
   } catch {

@@ -42,14 +42,24 @@ const buildQueue = proxyActivities<PipelineActivities>({
   heartbeatTimeout: '10 seconds',
   // Interrupt is recorded only once the activity has stopped (its build process killed), never before.
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
+  retry: {
+    initialInterval: '1 second',
+    maximumInterval: '10 seconds',
+    maximumAttempts: 5,
+    nonRetryableErrorTypes: NON_RETRYABLE,
+  },
 });
 const controlQueue = proxyActivities<PipelineActivities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '10 seconds',
   // Interrupt is recorded only once the activity has stopped (its build process killed), never before.
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
+  retry: {
+    initialInterval: '1 second',
+    maximumInterval: '10 seconds',
+    maximumAttempts: 5,
+    nonRetryableErrorTypes: NON_RETRYABLE,
+  },
 });
 
 /** Status shown while a step runs, and the failure status a step's error leads to. */
@@ -86,14 +96,24 @@ export async function revisionWorkflow(input: RevisionWorkflowInput): Promise<Re
     superseded = true;
   });
 
-  const setStatus = async (status: RevisionStatus, statusMessage: string | null = null, failedStep: PipelineStep | null = null) => {
+  const setStatus = async (
+    status: RevisionStatus,
+    statusMessage: string | null = null,
+    failedStep: PipelineStep | null = null,
+  ) => {
     view.status = status;
     view.statusMessage = statusMessage;
     view.failedStep = failedStep;
     upsertSearchAttributes({ GraphxRevisionStatus: [status] });
     // Not cancellable: the database must learn the final status even while the scope is being cancelled.
     await CancellationScope.nonCancellable(() =>
-      recordRevisionStatus({ revisionId: input.revisionId, status, statusMessage, failedStep, repoCommitSha: view.repoCommitSha }),
+      recordRevisionStatus({
+        revisionId: input.revisionId,
+        status,
+        statusMessage,
+        failedStep,
+        repoCommitSha: view.repoCommitSha,
+      }),
     );
   };
 

@@ -36,7 +36,12 @@ function parametersOf(route: RouteSpec) {
     if (!schema) continue;
     const json = toJsonSchema(schema) as { properties?: Record<string, unknown>; required?: string[] };
     for (const [name, property] of Object.entries(json.properties ?? {})) {
-      parameters.push({ name, in: location, required: location === 'path' || Boolean(json.required?.includes(name)), schema: property });
+      parameters.push({
+        name,
+        in: location,
+        required: location === 'path' || Boolean(json.required?.includes(name)),
+        schema: property,
+      });
     }
   }
   return parameters;
@@ -87,7 +92,8 @@ export function docsPage(document: Record<string, unknown>): string {
   const rows = Object.entries(paths)
     .flatMap(([path, operations]) =>
       Object.entries(operations).map(
-        ([method, op]) => `<tr><td><code>${method.toUpperCase()}</code></td><td><code>${escapeHtml(path)}</code></td><td>${escapeHtml(op.summary)}</td></tr>`,
+        ([method, op]) =>
+          `<tr><td><code>${method.toUpperCase()}</code></td><td><code>${escapeHtml(path)}</code></td><td>${escapeHtml(op.summary)}</td></tr>`,
       ),
     )
     .join('\n');

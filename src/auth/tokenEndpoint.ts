@@ -147,7 +147,8 @@ export async function requestTokens(client: TokenEndpointClient, grant: Record<s
       'refused',
     );
   }
-  if (response.status < 200 || response.status >= 300) throw new TokenEndpointError(`The token endpoint answered HTTP ${response.status}.`, 'refused');
+  if (response.status < 200 || response.status >= 300)
+    throw new TokenEndpointError(`The token endpoint answered HTTP ${response.status}.`, 'refused');
   if (!parsed) throw new TokenEndpointError('The token endpoint did not answer with a token response.', 'invalid_response');
   return toTokenSet(parsed);
 }

@@ -14,7 +14,8 @@ import { startWorker } from '../worker';
 export async function runWorkerCommand(): Promise<void> {
   const config = loadConfig();
   if (!config.databaseUrl) throw new ConfigError('DATABASE_URL must be set for `graphx worker` (it does not start PostgreSQL).');
-  if (!config.temporalAddress) throw new ConfigError('TEMPORAL_ADDRESS must be set for `graphx worker` (it does not start Temporal).');
+  if (!config.temporalAddress)
+    throw new ConfigError('TEMPORAL_ADDRESS must be set for `graphx worker` (it does not start Temporal).');
   const db = createDb(config.databaseUrl);
   const secretBox = new SecretBox(loadSecretKey(config.secretKey, config.dataDir));
   const target = new LocalTarget({ config, db, secretBox });

@@ -58,7 +58,9 @@ const schema = Joi.object({
   GRAPHX_HOST: Joi.string().hostname().required(),
   GRAPHX_GATEWAY_PORT: Joi.number().integer().min(0).max(65535).required(),
   GRAPHX_DATA_DIR: Joi.string().min(1).required(),
-  DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).empty(''),
+  DATABASE_URL: Joi.string()
+    .uri({ scheme: ['postgres', 'postgresql'] })
+    .empty(''),
   TEMPORAL_ADDRESS: Joi.string()
     .pattern(/^[^:/\s]+:\d+$/, 'host:port')
     .empty(''),
@@ -77,7 +79,9 @@ const schema = Joi.object({
   GRAPHX_UNUSED_AFTER_DAYS: Joi.number().integer().min(1).required(),
   GRAPHX_BUILD_TIMEOUT_SECONDS: Joi.number().integer().min(1).required(),
   GRAPHX_LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').required(),
-  GRAPHX_PUBLIC_URL: Joi.string().uri({ scheme: ['http', 'https'] }).empty(''),
+  GRAPHX_PUBLIC_URL: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .empty(''),
   GRAPHX_WORKER_QUEUES: Joi.string()
     .pattern(/^(control|build)(,(control|build))*$/, 'comma list of control and build')
     .default('control,build'),

@@ -10,7 +10,14 @@ import { revisionView } from './views';
 
 /** Statuses after which the database row is final: no need to ask the workflow. */
 const SETTLED: ReadonlySet<RevisionStatus> = new Set(['DEPLOYED', 'SKIPPED', 'INTERRUPTED', 'CREATE_FAILED', 'UNKNOWN']);
-const IN_PROGRESS: ReadonlySet<RevisionStatus> = new Set(['CREATING', 'QUEUED', 'AWAITING_BUILD', 'BUILDING', 'AWAITING_DEPLOY', 'DEPLOYING']);
+const IN_PROGRESS: ReadonlySet<RevisionStatus> = new Set([
+  'CREATING',
+  'QUEUED',
+  'AWAITING_BUILD',
+  'BUILDING',
+  'AWAITING_DEPLOY',
+  'DEPLOYING',
+]);
 const FAILED: ReadonlySet<RevisionStatus> = new Set(['BUILD_FAILED', 'DEPLOY_FAILED']);
 const NOT_STARTED: ReadonlySet<RevisionStatus> = new Set(['CREATING', 'QUEUED']);
 
@@ -36,10 +43,14 @@ export class RevisionService {
     const revision = await this.find(tenantId, deploymentId, revisionId);
     const status = await this.liveStatus(revision);
     if (!FAILED.has(status)) {
-      throw new ConflictError(`Revision ID ${revisionId} is ${status}; only a BUILD_FAILED or DEPLOY_FAILED revision can be retried.`);
+      throw new ConflictError(
+        `Revision ID ${revisionId} is ${status}; only a BUILD_FAILED or DEPLOY_FAILED revision can be retried.`,
+      );
     }
     if (!(await signalRevision(this.deps.temporal, revisionId, 'retry'))) {
-      throw new ConflictError(`Revision ID ${revisionId} no longer waits for a retry (its 7-day window ended or a newer revision replaced it).`);
+      throw new ConflictError(
+        `Revision ID ${revisionId} no longer waits for a retry (its 7-day window ended or a newer revision replaced it).`,
+      );
     }
   }
 
@@ -52,7 +63,9 @@ export class RevisionService {
     if (await signalRevision(this.deps.temporal, revisionId, 'interrupt')) return;
     if (NOT_STARTED.has(status)) {
       try {
-        await this.deps.temporal.workflow.getHandle(deploymentWorkflowId(deploymentId)).signal(interruptQueuedRevisionSignal, { revisionId });
+        await this.deps.temporal.workflow
+          .getHandle(deploymentWorkflowId(deploymentId))
+          .signal(interruptQueuedRevisionSignal, { revisionId });
         return;
       } catch (error) {
         if (!(error instanceof WorkflowNotFoundError)) throw error;
@@ -61,7 +74,12 @@ export class RevisionService {
     throw new ConflictError(`Revision ID ${revisionId} has no running pipeline to interrupt.`);
   }
 
-  async logs(tenantId: string, deploymentId: string, revisionId: string, options: { order: 'asc' | 'desc'; limit: number; offset: number }) {
+  async logs(
+    tenantId: string,
+    deploymentId: string,
+    revisionId: string,
+    options: { order: 'asc' | 'desc'; limit: number; offset: number },
+  ) {
     await this.find(tenantId, deploymentId, revisionId);
     const logs = await new RevisionRepository(this.deps.db).logs(revisionId, options);
     return { logs, next_offset: logs.length === options.limit ? options.offset + logs.length : null };

@@ -31,7 +31,9 @@ export function assertRepoUrlAllowed(config: GraphxConfig, repoUrl: string): voi
     throw new InputError(`source_config.repo_url '${repoUrl}' is not a URL.`);
   }
   if (url.username || url.password) {
-    throw new InputError('source_config.repo_url must not embed credentials; use source_config.integration_id for private repositories.');
+    throw new InputError(
+      'source_config.repo_url must not embed credentials; use source_config.integration_id for private repositories.',
+    );
   }
   if (url.protocol === 'https:') return;
   const local = url.protocol === 'file:' || (url.protocol === 'http:' && ['127.0.0.1', 'localhost'].includes(url.hostname));
@@ -64,14 +66,16 @@ export function checkSourceConfiguration(
   if (source === 'codehost') {
     if (!sourceConfig.repo_url) throw new InputError("source_config.repo_url is required for a 'codehost' deployment.");
     assertRepoUrlAllowed(config, sourceConfig.repo_url);
-    if (revisionConfig.image_uri) throw new InputError("source_revision_config.image_uri must be null for a 'codehost' deployment.");
+    if (revisionConfig.image_uri)
+      throw new InputError("source_revision_config.image_uri must be null for a 'codehost' deployment.");
     return {
       repo_ref: revisionConfig.repo_ref ?? 'main',
       graphx_config_path: revisionConfig.graphx_config_path ?? 'graphx.json',
       image_uri: null,
     };
   }
-  if (!revisionConfig.image_uri) throw new InputError(`source_revision_config.image_uri is required for a '${source}' deployment.`);
+  if (!revisionConfig.image_uri)
+    throw new InputError(`source_revision_config.image_uri is required for a '${source}' deployment.`);
   if (sourceConfig.repo_url || sourceConfig.integration_id) {
     throw new InputError(`source_config.repo_url and integration_id are only for 'codehost' deployments, not '${source}'.`);
   }

@@ -49,8 +49,12 @@ export const resourceSpecSchema = Joi.object({
   labels: stringMap.allow(null),
   annotations: stringMap.allow(null),
   service_account_name: Joi.string().max(253).allow(null),
-  image_pull_secrets: Joi.array().items(Joi.object({ name: Joi.string().required() })).allow(null),
-  volumes: Joi.array().items(Joi.object({ name: Joi.string().required() }).unknown(true)).allow(null),
+  image_pull_secrets: Joi.array()
+    .items(Joi.object({ name: Joi.string().required() }))
+    .allow(null),
+  volumes: Joi.array()
+    .items(Joi.object({ name: Joi.string().required() }).unknown(true))
+    .allow(null),
   volume_mounts: Joi.array()
     .items(
       Joi.object({
@@ -86,7 +90,11 @@ const sourceRevisionConfigFields = {
 };
 
 export const secretSchema = Joi.object({
-  name: Joi.string().min(1).max(255).pattern(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable name').required(),
+  name: Joi.string()
+    .min(1)
+    .max(255)
+    .pattern(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable name')
+    .required(),
   value: Joi.string().allow('').max(65536).required(),
 });
 
@@ -130,8 +138,10 @@ export const listDeploymentsQuery = Joi.object({
 
 export const listRevisionsQuery = Joi.object({
   ...paging,
-  status: Joi.string()
-    .pattern(new RegExp(`^(${REVISION_STATUSES.join('|')})(,(${REVISION_STATUSES.join('|')}))*$`), 'comma list of revision statuses'),
+  status: Joi.string().pattern(
+    new RegExp(`^(${REVISION_STATUSES.join('|')})(,(${REVISION_STATUSES.join('|')}))*$`),
+    'comma list of revision statuses',
+  ),
 });
 
 export const deleteDeploymentQuery = Joi.object({ delete_tracing_project: Joi.boolean().default(false) });

@@ -37,10 +37,18 @@ export class DeploymentService {
   async create(tenantId: string, request: CreateDeploymentRequest): Promise<Record<string, unknown>> {
     const { config, db } = this.deps;
     assertSourceAllowed(config, request.source);
-    const revisionConfig = checkSourceConfiguration(config, request.source, request.source_config, request.source_revision_config);
+    const revisionConfig = checkSourceConfiguration(
+      config,
+      request.source,
+      request.source_config,
+      request.source_revision_config,
+    );
     assertSecretsAllowed(request.secrets);
     // For codehost the server fills custom_url (it is the deployment's URL).
-    const sourceConfig: SourceConfig = { ...request.source_config, custom_url: request.source === 'codehost' ? null : request.source_config.custom_url };
+    const sourceConfig: SourceConfig = {
+      ...request.source_config,
+      custom_url: request.source === 'codehost' ? null : request.source_config.custom_url,
+    };
 
     const deploymentId = crypto.randomUUID();
     try {
@@ -53,7 +61,12 @@ export class DeploymentService {
         const projectTaken = await trx('tracing_projects').where({ tenant_id: tenantId, name: request.name }).first('id');
         if (projectTaken) throw new ConflictError(`There already exists a tracing project named: ${request.name}`);
         const tracingProjectId = crypto.randomUUID();
-        await trx('tracing_projects').insert({ id: tracingProjectId, tenant_id: tenantId, name: request.name, deployment_id: deploymentId });
+        await trx('tracing_projects').insert({
+          id: tracingProjectId,
+          tenant_id: tenantId,
+          name: request.name,
+          deployment_id: deploymentId,
+        });
         await deployments.insert({
           id: deploymentId,
           tenantId,
@@ -64,7 +77,13 @@ export class DeploymentService {
           tracingProjectId,
           routeKey: await deployments.freeRouteKey(request.name, deploymentId),
         });
-        await this.addRevision(trx, { id: deploymentId, tenantId, name: request.name, source: request.source }, sourceConfig, revisionConfig, request.secrets);
+        await this.addRevision(
+          trx,
+          { id: deploymentId, tenantId, name: request.name, source: request.source },
+          sourceConfig,
+          revisionConfig,
+          request.secrets,
+        );
       });
     } catch (error) {
       if ((error as { code?: string }).code === PG_UNIQUE_VIOLATION) {
@@ -109,12 +128,16 @@ export class DeploymentService {
       }
       if (deployment.source !== 'codehost' && patchConfig.custom_url) sourceConfig.custom_url = patchConfig.custom_url;
 
-      const latest = deployment.latestRevisionId ? await new RevisionRepository(trx).find(deploymentId, deployment.latestRevisionId) : null;
+      const latest = deployment.latestRevisionId
+        ? await new RevisionRepository(trx).find(deploymentId, deployment.latestRevisionId)
+        : null;
       const revisionPatch = Object.fromEntries(
         Object.entries(request.source_revision_config ?? {}).filter(([, value]) => value !== null && value !== undefined),
       ) as SourceRevisionConfig;
       const needsRevision =
-        Object.keys(revisionPatch).length > 0 || (request.secrets !== undefined && request.secrets !== null) || Boolean(patchConfig.resource_spec);
+        Object.keys(revisionPatch).length > 0 ||
+        (request.secrets !== undefined && request.secrets !== null) ||
+        Boolean(patchConfig.resource_spec);
 
       await deployments.update(deploymentId, {
         sourceConfig,
@@ -169,7 +192,11 @@ export class DeploymentService {
         deploymentId,
         payload: { tenantId, deploymentName: deployment.name, deleteTracingProject },
       };
-      await trx('pipeline_outbox').insert({ deployment_id: deploymentId, kind: message.kind, payload: JSON.stringify(message.payload) });
+      await trx('pipeline_outbox').insert({
+        deployment_id: deploymentId,
+        kind: message.kind,
+        payload: JSON.stringify(message.payload),
+      });
     });
     pokeOutboxRelays();
   }
@@ -215,12 +242,17 @@ export class DeploymentService {
         deploymentName: deployment.name,
       },
     };
-    await trx('pipeline_outbox').insert({ deployment_id: deployment.id, kind: message.kind, payload: JSON.stringify(message.payload) });
+    await trx('pipeline_outbox').insert({
+      deployment_id: deployment.id,
+      kind: message.kind,
+      payload: JSON.stringify(message.payload),
+    });
     return revision;
   }
 }
 
 async function assertIntegrationExists(trx: DbOrTx, tenantId: string, integrationId: string): Promise<void> {
   const found = await trx('codehost_integrations').where({ id: integrationId, tenant_id: tenantId }).first('id');
-  if (!found) throw new InputError(`Integration ${integrationId} not found; list yours with GET /v1/integrations/codehost/install.`);
+  if (!found)
+    throw new InputError(`Integration ${integrationId} not found; list yours with GET /v1/integrations/codehost/install.`);
 }

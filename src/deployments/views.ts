@@ -42,7 +42,11 @@ export function deploymentView(
   };
 }
 
-export function revisionView(revision: RevisionRecord, secrets: Secret[], live: RevisionStatusView | null): Record<string, unknown> {
+export function revisionView(
+  revision: RevisionRecord,
+  secrets: Secret[],
+  live: RevisionStatusView | null,
+): Record<string, unknown> {
   const status = live?.status ?? revision.status;
   return {
     id: revision.id,

@@ -37,7 +37,11 @@ export function postForm(
           if (text.length > options.maxChars) response.destroy();
         });
         const finish = () =>
-          resolve({ status: response.statusCode ?? 0, contentType: String(response.headers['content-type'] ?? ''), text: text.slice(0, options.maxChars) });
+          resolve({
+            status: response.statusCode ?? 0,
+            contentType: String(response.headers['content-type'] ?? ''),
+            text: text.slice(0, options.maxChars),
+          });
         response.on('end', finish);
         response.on('close', finish);
         response.on('error', reject);

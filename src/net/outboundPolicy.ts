@@ -92,7 +92,8 @@ export function guardedLookup(allowPrivateNetwork: boolean): net.LookupFunction 
       if (error) return (callback as (error: Error) => void)(error);
       const refused = addresses.find((entry) => isRefusedAddress(entry.address, allowPrivateNetwork));
       if (refused) return (callback as (error: Error) => void)(new RefusedDestinationError(refused.address));
-      if ((options as { all?: boolean }).all) return (callback as (error: null, all: dnsCallback.LookupAddress[]) => void)(null, addresses);
+      if ((options as { all?: boolean }).all)
+        return (callback as (error: null, all: dnsCallback.LookupAddress[]) => void)(null, addresses);
       const first = addresses[0]!;
       (callback as (error: null, address: string, family: number) => void)(null, first.address, first.family);
     });

@@ -89,4 +89,3 @@ export async function signalRevision(temporal: Client, revisionId: string, signa
     throw error;
   }
 }
-

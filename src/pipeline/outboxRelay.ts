@@ -21,17 +21,18 @@ const BATCH = 20;
 export async function deliverPendingOutbox(db: Db, temporal: Client): Promise<number> {
   return db.transaction(async (trx) => {
     // SKIP LOCKED lets several API or worker processes run relays without delivering a row twice at once.
-    const rows = await trx('pipeline_outbox')
-      .whereNull('delivered_at')
-      .orderBy('id')
-      .limit(BATCH)
-      .forUpdate()
-      .skipLocked();
+    const rows = await trx('pipeline_outbox').whereNull('delivered_at').orderBy('id').limit(BATCH).forUpdate().skipLocked();
     let delivered = 0;
     for (const row of rows) {
       try {
-        await signalDeploymentWorkflow(temporal, { kind: row.kind, deploymentId: row.deployment_id, payload: row.payload } as OutboxMessage);
-        await trx('pipeline_outbox').where({ id: row.id }).update({ delivered_at: trx.fn.now(), attempts: row.attempts + 1 });
+        await signalDeploymentWorkflow(temporal, {
+          kind: row.kind,
+          deploymentId: row.deployment_id,
+          payload: row.payload,
+        } as OutboxMessage);
+        await trx('pipeline_outbox')
+          .where({ id: row.id })
+          .update({ delivered_at: trx.fn.now(), attempts: row.attempts + 1 });
         delivered += 1;
       } catch (error) {
         await trx('pipeline_outbox')

@@ -30,7 +30,10 @@ const exportRef = Joi.string().pattern(/^[^:]+(:[A-Za-z_$][\w$]*)?$/, '<file>:<e
 
 const schema = Joi.object({
   graphs: Joi.object()
-    .pattern(/^[A-Za-z0-9_.-]+$/, Joi.alternatives(exportRef, Joi.object({ path: exportRef.required(), description: Joi.string() }).unknown(true)))
+    .pattern(
+      /^[A-Za-z0-9_.-]+$/,
+      Joi.alternatives(exportRef, Joi.object({ path: exportRef.required(), description: Joi.string() }).unknown(true)),
+    )
     .min(1)
     .required(),
   env: Joi.alternatives(Joi.object().pattern(/.*/, Joi.alternatives(Joi.string(), Joi.number(), Joi.boolean())), Joi.string()),

@@ -86,6 +86,7 @@ export class ControlPlaneClient {
   async recordRuns(runs: TraceRecord[]): Promise<void> {
     const response = await this.post('/internal/v1/runs', { runs });
     await response.body?.cancel();
-    if (response.status !== 202) throw new ControlPlaneUnavailableError(`control plane answered ${response.status} to /internal/v1/runs`);
+    if (response.status !== 202)
+      throw new ControlPlaneUnavailableError(`control plane answered ${response.status} to /internal/v1/runs`);
   }
 }

@@ -40,7 +40,10 @@ export async function runRuntimeFromEnv(): Promise<void> {
     databaseUri: settings.databaseUri,
     port: settings.port,
     host: settings.host,
-    controlPlane: settings.controlPlaneUrl && settings.serviceToken ? { url: settings.controlPlaneUrl, serviceToken: settings.serviceToken } : null,
+    controlPlane:
+      settings.controlPlaneUrl && settings.serviceToken
+        ? { url: settings.controlPlaneUrl, serviceToken: settings.serviceToken }
+        : null,
   });
   stopOnSignals(runtime);
 }
@@ -64,12 +67,16 @@ export async function runDev(options: { configPath: string; port: number; host: 
     await embedded?.stop();
     process.exit(code);
   }
-  const runtime = await startRuntime({ configPath, databaseUri, port: options.port, host: options.host, controlPlane: null }).catch(
-    async (error: unknown) => {
-      await embedded?.stop();
-      throw error;
-    },
-  );
+  const runtime = await startRuntime({
+    configPath,
+    databaseUri,
+    port: options.port,
+    host: options.host,
+    controlPlane: null,
+  }).catch(async (error: unknown) => {
+    await embedded?.stop();
+    throw error;
+  });
   console.log(`graphx dev: serving ${configPath} at ${runtime.url}`);
   stopOnSignals(runtime, async () => embedded?.stop());
 }

@@ -65,7 +65,8 @@ function packageVersion(appDir: string, name: string): string | null {
 async function loadCustomAuth(config: ReturnType<typeof loadAppConfig>): Promise<CustomAuth | null> {
   if (!config.auth) return null;
   const exported = await importExport(config.auth);
-  if (!isCustomAuth(exported)) throw new ConfigError(`auth.path ${config.auth.file}:${config.auth.exportName} is not an Auth object`);
+  if (!isCustomAuth(exported))
+    throw new ConfigError(`auth.path ${config.auth.file}:${config.auth.exportName} is not an Auth object`);
   return exported;
 }
 
@@ -84,7 +85,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
 
   const graphs = await GraphRegistry.load(appConfig.graphs, checkpointer);
   const customAuth = await loadCustomAuth(appConfig);
-  const controlPlane = options.controlPlane ? new ControlPlaneClient(options.controlPlane.url, options.controlPlane.serviceToken) : null;
+  const controlPlane = options.controlPlane
+    ? new ControlPlaneClient(options.controlPlane.url, options.controlPlane.serviceToken)
+    : null;
 
   const threads = new ThreadStore(pool);
   const runs = new RunStore(pool);
@@ -152,7 +155,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   });
   const port = (server.address() as { port: number }).port;
   shipper?.kick();
-  logger.info({ port, graphs: appConfig.graphs.map((graph) => graph.graphId), customAuth: Boolean(customAuth) }, 'runtime serving');
+  logger.info(
+    { port, graphs: appConfig.graphs.map((graph) => graph.graphId), customAuth: Boolean(customAuth) },
+    'runtime serving',
+  );
 
   let stopping: Promise<void> | null = null;
   const stop = () =>

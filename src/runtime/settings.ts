@@ -29,12 +29,16 @@ const workersSchema = Joi.number().integer().min(1).max(64).default(1);
 const schema = Joi.object({
   PORT: Joi.number().integer().min(0).max(65535).default(8000),
   HOST: Joi.string().default('127.0.0.1'),
-  DATABASE_URI: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).required(),
+  DATABASE_URI: Joi.string()
+    .uri({ scheme: ['postgres', 'postgresql'] })
+    .required(),
   GRAPHX_CONFIG_PATH: Joi.string().min(1).default('graphx.json'),
   GRAPHX_DEPLOYMENT_ID: Joi.string().empty(''),
   GRAPHX_REVISION_ID: Joi.string().empty(''),
   GRAPHX_TENANT_ID: Joi.string().empty(''),
-  GRAPHX_CONTROL_PLANE_URL: Joi.string().uri({ scheme: ['http', 'https'] }).required(),
+  GRAPHX_CONTROL_PLANE_URL: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .required(),
   GRAPHX_SERVICE_TOKEN: Joi.string().min(8).required(),
   GRAPHX_RUNTIME_WORKERS: workersSchema,
 }).unknown(true);

@@ -72,7 +72,10 @@ export async function recordDeploymentRuns(db: Db, deploymentId: string, records
     const repository = new TracingRepository(trx);
     const projectId = await repository.projectIdForDeployment(deploymentId);
     await repository.upsertRuns(projectId, records.map(toRow));
-    const lastEnd = records.map((record) => record.end_time ?? record.start_time).sort().at(-1)!;
+    const lastEnd = records
+      .map((record) => record.end_time ?? record.start_time)
+      .sort()
+      .at(-1)!;
     await repository.touchDeployment(deploymentId, new Date(lastEnd).toISOString());
   });
 }

@@ -27,7 +27,10 @@ export interface StartWorkerOptions {
  * Heartbeats reach the server at most this often. The default (80% of the heartbeat timeout) would delay an
  * interrupt's cancellation by up to 8 s; a build is killed within about a second instead.
  */
-export const HEARTBEAT_THROTTLE = { maxHeartbeatThrottleInterval: '1 second', defaultHeartbeatThrottleInterval: '1 second' } as const;
+export const HEARTBEAT_THROTTLE = {
+  maxHeartbeatThrottleInterval: '1 second',
+  defaultHeartbeatThrottleInterval: '1 second',
+} as const;
 
 export const WORKFLOWS_PATH = path.resolve(__dirname, '..', '..', 'workflows', 'index.ts');
 
@@ -37,7 +40,10 @@ export const WORKFLOWS_PATH = path.resolve(__dirname, '..', '..', 'workflows', '
  */
 function installSdkRuntime(): void {
   try {
-    Runtime.install({ logger: new DefaultLogger(process.env.GRAPHX_LOG_LEVEL === 'debug' ? 'INFO' : 'WARN'), shutdownSignals: [] });
+    Runtime.install({
+      logger: new DefaultLogger(process.env.GRAPHX_LOG_LEVEL === 'debug' ? 'INFO' : 'WARN'),
+      shutdownSignals: [],
+    });
   } catch {
     // Installed already (a second worker in this process, or a test set-up).
   }

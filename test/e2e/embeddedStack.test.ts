@@ -26,9 +26,19 @@ async function startStack(dataDir: string, extraEnv: Record<string, string> = {}
     GRAPHX_TEMPORAL_PORT: await findFreePort(),
     GRAPHX_TEMPORAL_UI_PORT: await findFreePort(),
   };
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, GRAPHX_DATA_DIR: dataDir, GRAPHX_LOG_LEVEL: 'warn', ...extraEnv };
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    GRAPHX_DATA_DIR: dataDir,
+    GRAPHX_LOG_LEVEL: 'warn',
+    ...extraEnv,
+  };
   for (const [name, port] of Object.entries(ports)) env[name] = String(port);
-  const child = spawn(process.execPath, [path.join(root, 'bin', 'graphx.js'), 'start'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(root, 'bin', 'graphx.js'), 'start'], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout?.on('data', (chunk) => (output += chunk));
   child.stderr?.on('data', (chunk) => (output += chunk));
@@ -93,10 +103,19 @@ describe('graphx start (embedded stack)', () => {
       const created = await fetch(`${api}/v2/deployments`, {
         method: 'POST',
         headers: { 'X-Api-Key': key, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ name: 'restart-check', source: 'codehost', source_config: { repo_url: repo.url }, source_revision_config: {}, secrets: [] }),
+        body: JSON.stringify({
+          name: 'restart-check',
+          source: 'codehost',
+          source_config: { repo_url: repo.url },
+          source_revision_config: {},
+          secrets: [],
+        }),
       });
       expect(created.status).toBe(201);
-      const { id: deploymentId, latest_revision_id: revisionId } = (await created.json()) as { id: string; latest_revision_id: string };
+      const { id: deploymentId, latest_revision_id: revisionId } = (await created.json()) as {
+        id: string;
+        latest_revision_id: string;
+      };
       await waitForWorkflow(`127.0.0.1:${first.ports.GRAPHX_TEMPORAL_PORT}`, `deployment/${deploymentId}`);
       expect(await waitForDeployed(api, key, deploymentId, revisionId)).toBe('DEPLOYED');
       const appUrl = `http://127.0.0.1:${first.ports.GRAPHX_GATEWAY_PORT}/restart-check`;
@@ -108,11 +127,15 @@ describe('graphx start (embedded stack)', () => {
       const second = await startStack(dataDir);
       try {
         expect(second.output()).not.toContain('New API key');
-        const again = await fetch(`http://127.0.0.1:${second.ports.PORT}/v2/deployments/${deploymentId}`, { headers: { 'X-Api-Key': key } });
+        const again = await fetch(`http://127.0.0.1:${second.ports.PORT}/v2/deployments/${deploymentId}`, {
+          headers: { 'X-Api-Key': key },
+        });
         expect(again.status).toBe(200);
         await waitForWorkflow(`127.0.0.1:${second.ports.GRAPHX_TEMPORAL_PORT}`, `deployment/${deploymentId}`);
         // The app serves again after the restart, at the new gateway.
-        expect(await echoThrough(`http://127.0.0.1:${second.ports.GRAPHX_GATEWAY_PORT}/restart-check`, key, 'after')).toBe('echo: after');
+        expect(await echoThrough(`http://127.0.0.1:${second.ports.GRAPHX_GATEWAY_PORT}/restart-check`, key, 'after')).toBe(
+          'echo: after',
+        );
       } finally {
         expect(await stopStack(second)).toBe(0);
       }
@@ -167,7 +190,9 @@ async function waitForWorkflow(address: string, workflowId: string): Promise<voi
 async function waitForDeployed(api: string, key: string, deploymentId: string, revisionId: string): Promise<string> {
   const deadline = Date.now() + 240_000;
   for (;;) {
-    const response = await fetch(`${api}/v2/deployments/${deploymentId}/revisions/${revisionId}`, { headers: { 'X-Api-Key': key } });
+    const response = await fetch(`${api}/v2/deployments/${deploymentId}/revisions/${revisionId}`, {
+      headers: { 'X-Api-Key': key },
+    });
     const { status, status_message: message } = (await response.json()) as { status: string; status_message: string | null };
     if (status === 'DEPLOYED') return status;
     if (status.endsWith('_FAILED') || Date.now() > deadline) return `${status}: ${message}`;

@@ -55,22 +55,34 @@ describe('deployments from a git repository to a running app', () => {
     const created = await pipeline.api('POST', '/v2/deployments', codehostDeployment(name, repo.url));
     expect(created.status).toBe(201);
     expect(created.body.status).toBe('AWAITING_DATABASE');
-    const seen = await pipeline.waitForRevision(created.body.id, created.body.latest_revision_id, (status) => status === 'DEPLOYED' || status.endsWith('_FAILED'));
-    const settled = (await pipeline.api('GET', `/v2/deployments/${created.body.id}/revisions/${created.body.latest_revision_id}`)).body;
+    const seen = await pipeline.waitForRevision(
+      created.body.id,
+      created.body.latest_revision_id,
+      (status) => status === 'DEPLOYED' || status.endsWith('_FAILED'),
+    );
+    const settled = (await pipeline.api('GET', `/v2/deployments/${created.body.id}/revisions/${created.body.latest_revision_id}`))
+      .body;
     expect({ status: settled.status, message: settled.status_message }).toEqual({ status: 'DEPLOYED', message: null });
-    expectInOrder(seen.filter((status) => status !== 'CREATING' && status !== 'QUEUED'), DEPLOYING_STATES);
+    expectInOrder(
+      seen.filter((status) => status !== 'CREATING' && status !== 'QUEUED'),
+      DEPLOYING_STATES,
+    );
 
     const deployment = (await pipeline.api('GET', `/v2/deployments/${created.body.id}`)).body;
     expect(deployment).toMatchObject({ status: 'READY', active_revision_id: created.body.latest_revision_id });
     expect(deployment.url).toBe(`${pipeline.stack.gatewayUrl}/${name}`);
-    const revision = (await pipeline.api('GET', `/v2/deployments/${created.body.id}/revisions/${created.body.latest_revision_id}`)).body;
+    const revision = (
+      await pipeline.api('GET', `/v2/deployments/${created.body.id}/revisions/${created.body.latest_revision_id}`)
+    ).body;
     expect(revision.source_revision_config.repo_commit_sha).toBe(repo.head());
 
     const events = await streamRun(deployment.url, 'hello');
     expect(events[0]?.event).toBe('metadata');
     expect(events).toContainEqual({ event: 'updates', data: { respond: { echo: 'echo: hello' } } });
 
-    const logs = (await pipeline.api('GET', `/v2/deployments/${created.body.id}/revisions/${created.body.latest_revision_id}/logs`)).body;
+    const logs = (
+      await pipeline.api('GET', `/v2/deployments/${created.body.id}/revisions/${created.body.latest_revision_id}/logs`)
+    ).body;
     expect(logs.logs.length).toBeGreaterThan(0);
   });
 
@@ -93,7 +105,9 @@ describe('deployments from a git repository to a running app', () => {
   it('switches to a new repo_ref with no failed request, moving active_revision_id only once the new revision is DEPLOYED', async () => {
     const deployment = await deployAndWait(codehostDeployment(newName('switch'), repo.url));
     const firstRevision = deployment.active_revision_id;
-    const patched = await pipeline.api('PATCH', `/v2/deployments/${deployment.id}`, { source_revision_config: { repo_ref: 'v2' } });
+    const patched = await pipeline.api('PATCH', `/v2/deployments/${deployment.id}`, {
+      source_revision_config: { repo_ref: 'v2' },
+    });
     expect(patched.status).toBe(200);
     const secondRevision = patched.body.latest_revision_id;
     expect(secondRevision).not.toBe(firstRevision);
@@ -118,7 +132,8 @@ describe('deployments from a git repository to a running app', () => {
     const watcher = (async () => {
       while (!done) {
         const [current, revision] = await Promise.all([deploymentOf(deployment.id), revisionOf(deployment.id, secondRevision)]);
-        if (current.active_revision_id === secondRevision && revision.status !== 'DEPLOYED') activeBeforeDeployed.push(revision.status);
+        if (current.active_revision_id === secondRevision && revision.status !== 'DEPLOYED')
+          activeBeforeDeployed.push(revision.status);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     })();
@@ -140,12 +155,18 @@ describe('deployments from a git repository to a running app', () => {
 
   it('skips the two older of three quick PATCHes made while a revision builds, deploying the building one first and then the newest', async () => {
     const deployment = await deployAndWait(codehostDeployment(newName('queue'), repo.url));
-    const slow = await pipeline.api('PATCH', `/v2/deployments/${deployment.id}`, { source_config: { build_command: 'sleep 4' }, source_revision_config: { repo_ref: 'v2' } });
+    const slow = await pipeline.api('PATCH', `/v2/deployments/${deployment.id}`, {
+      source_config: { build_command: 'sleep 4' },
+      source_revision_config: { repo_ref: 'v2' },
+    });
     const building = slow.body.latest_revision_id;
     await pipeline.waitForRevision(deployment.id, building, (status) => status === 'BUILDING' || settled(status));
     const quick: string[] = [];
     for (const ref of ['main', 'v2', 'main']) {
-      const response = await pipeline.api('PATCH', `/v2/deployments/${deployment.id}`, { source_config: { build_command: 'true' }, source_revision_config: { repo_ref: ref } });
+      const response = await pipeline.api('PATCH', `/v2/deployments/${deployment.id}`, {
+        source_config: { build_command: 'true' },
+        source_revision_config: { repo_ref: ref },
+      });
       expect(response.status).toBe(200);
       quick.push(response.body.latest_revision_id);
     }
@@ -165,7 +186,9 @@ describe('deployments from a git repository to a running app', () => {
   async function failingBuildDeployment() {
     const flag = path.join(testEnv.runDir(), `flag-${crypto.randomBytes(4).toString('hex')}`);
     const body = codehostDeployment(newName('retry'), repo.url, {
-      sourceConfig: { build_command: `echo building; test -f ${flag} || { echo "flag file ${path.basename(flag)} is missing"; exit 3; }` },
+      sourceConfig: {
+        build_command: `echo building; test -f ${flag} || { echo "flag file ${path.basename(flag)} is missing"; exit 3; }`,
+      },
     });
     const created = await pipeline.api('POST', '/v2/deployments', body);
     expect(created.status).toBe(201);
@@ -206,12 +229,15 @@ describe('deployments from a git repository to a running app', () => {
     const created = await pipeline.api(
       'POST',
       '/v2/deployments',
-      codehostDeployment(newName('interrupt'), repo.url, { sourceConfig: { build_command: `sh -c 'sleep 120; echo ${marker}' ${marker}` } }),
+      codehostDeployment(newName('interrupt'), repo.url, {
+        sourceConfig: { build_command: `sh -c 'sleep 120; echo ${marker}' ${marker}` },
+      }),
     );
     const revisionId = created.body.latest_revision_id;
     await pipeline.waitForRevision(created.body.id, revisionId, (status) => status === 'BUILDING');
     const deadline = Date.now() + 60_000;
-    while (processesMentioning(marker).length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    while (processesMentioning(marker).length === 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 200));
     expect(processesMentioning(marker).length).toBeGreaterThan(0);
     const interrupted = await pipeline.api('POST', `/v2/deployments/${created.body.id}/revisions/${revisionId}/interrupt`);
     expect(interrupted.status).toBe(202);
@@ -226,14 +252,18 @@ describe('deployments from a git repository to a running app', () => {
     const created = await pipeline.api(
       'POST',
       '/v2/deployments',
-      codehostDeployment(name, repo.url, { sourceConfig: { build_command: 'echo compiling step one; echo compiling step two; sleep 60' } }),
+      codehostDeployment(name, repo.url, {
+        sourceConfig: { build_command: 'echo compiling step one; echo compiling step two; sleep 60' },
+      }),
     );
     const revisionId: string = created.body.latest_revision_id;
     await pipeline.waitForRevision(created.body.id, revisionId, (status) => status === 'BUILDING');
     const temporal = await testTemporalClient();
     try {
       const found: string[] = [];
-      for await (const execution of temporal.workflow.list({ query: `GraphxDeploymentName = '${name}' AND ExecutionStatus = 'Running'` })) {
+      for await (const execution of temporal.workflow.list({
+        query: `GraphxDeploymentName = '${name}' AND ExecutionStatus = 'Running'`,
+      })) {
         found.push(execution.workflowId);
       }
       expect(found.sort()).toEqual([`deployment/${created.body.id}`, revisionWorkflowId(revisionId)].sort());
@@ -263,9 +293,13 @@ describe('deployments from a git repository to a running app', () => {
   it('redeploys an older revision as a new revision with the older configuration, and serves it', async () => {
     const deployment = await deployAndWait(codehostDeployment(newName('rollback'), repo.url, { repoRef: 'v2' }));
     const v2Revision = deployment.active_revision_id;
-    const patched = await pipeline.api('PATCH', `/v2/deployments/${deployment.id}`, { source_revision_config: { repo_ref: 'main' } });
+    const patched = await pipeline.api('PATCH', `/v2/deployments/${deployment.id}`, {
+      source_revision_config: { repo_ref: 'main' },
+    });
     await pipeline.waitForRevision(deployment.id, patched.body.latest_revision_id, settled);
-    expect((await streamRun(deployment.url, 'x')).find((event) => event.event === 'updates')?.data).toEqual({ respond: { echo: 'echo: x' } });
+    expect((await streamRun(deployment.url, 'x')).find((event) => event.event === 'updates')?.data).toEqual({
+      respond: { echo: 'echo: x' },
+    });
 
     const redeployed = await pipeline.api('POST', `/v2/deployments/${deployment.id}/revisions/${v2Revision}/redeploy`);
     expect(redeployed.status).toBe(200);
@@ -274,7 +308,9 @@ describe('deployments from a git repository to a running app', () => {
     expect(redeployed.body.source_revision_config.repo_ref).toBe('v2');
     await pipeline.waitForRevision(deployment.id, rollbackRevision, settled);
     expect((await revisionOf(deployment.id, rollbackRevision)).status).toBe('DEPLOYED');
-    expect((await streamRun(deployment.url, 'y')).find((event) => event.event === 'updates')?.data).toEqual({ respond: { echo: 'v2: y' } });
+    expect((await streamRun(deployment.url, 'y')).find((event) => event.event === 'updates')?.data).toEqual({
+      respond: { echo: 'v2: y' },
+    });
   });
 
   it('gives two tenants’ deployments of the same name different gateway URLs, each serving its own app', async () => {
@@ -292,7 +328,9 @@ describe('deployments from a git repository to a running app', () => {
     let deployed: { url: string; active_revision_id: string | null } = { url: '', active_revision_id: null };
     while (deployed.active_revision_id !== created.latest_revision_id && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 200));
-      deployed = (await (await fetch(`${pipeline.stack.apiUrl}/v2/deployments/${created.id}`, { headers: { 'X-Api-Key': other.apiKey } })).json()) as typeof deployed;
+      deployed = (await (
+        await fetch(`${pipeline.stack.apiUrl}/v2/deployments/${created.id}`, { headers: { 'X-Api-Key': other.apiKey } })
+      ).json()) as typeof deployed;
     }
     expect(deployed.url).not.toBe(mine.url);
     expect(deployed.url).toMatch(new RegExp(`/${name}-[0-9a-f]{8}$`));
@@ -310,9 +348,15 @@ describe('deployments from a git repository to a running app', () => {
 
   it('deletes a deployment: 204, AWAITING_DELETE, then 404; its app process is gone and its database dropped', async () => {
     const deployment = await deployAndWait(codehostDeployment(newName('delete'), repo.url));
-    const instances = await pipeline.stack.db('local_instances').where({ deployment_id: deployment.id }).whereNot({ status: 'stopped' });
+    const instances = await pipeline.stack
+      .db('local_instances')
+      .where({ deployment_id: deployment.id })
+      .whereNot({ status: 'stopped' });
     expect(instances.length).toBeGreaterThan(0);
-    const { database_name: databaseName } = await pipeline.stack.db('deployments').where({ id: deployment.id }).first('database_name');
+    const { database_name: databaseName } = await pipeline.stack
+      .db('deployments')
+      .where({ id: deployment.id })
+      .first('database_name');
     expect(databaseName).toBeTruthy();
 
     const deleted = await pipeline.api('DELETE', `/v2/deployments/${deployment.id}`);
@@ -322,7 +366,10 @@ describe('deployments from a git repository to a running app', () => {
     while ((await pipeline.api('GET', `/v2/deployments/${deployment.id}`)).status !== 404 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    expect(await pipeline.api('GET', `/v2/deployments/${deployment.id}`)).toEqual({ status: 404, body: { detail: `Deployment ID ${deployment.id} not found.` } });
+    expect(await pipeline.api('GET', `/v2/deployments/${deployment.id}`)).toEqual({
+      status: 404,
+      body: { detail: `Deployment ID ${deployment.id} not found.` },
+    });
     for (const instance of instances) expect(isAlive(instance.pid)).toBe(false);
     const admin = new PgClient({ connectionString: process.env.GRAPHX_TEST_PG_ADMIN_URL });
     await admin.connect();

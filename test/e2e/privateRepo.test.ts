@@ -41,7 +41,10 @@ describe('deployments from a private repository through a code-host integration'
       token_endpoint_auth_method: 'client_secret_post',
     });
     expect(provider.status).toBe(200);
-    const started = await pipeline.api('POST', '/v2/auth/authenticate', { provider: 'codehost', scopes: ['repo', 'offline_access'] });
+    const started = await pipeline.api('POST', '/v2/auth/authenticate', {
+      provider: 'codehost',
+      scopes: ['repo', 'offline_access'],
+    });
     expect(started.status).toBe(200);
     const callback = await new TestBrowser().authorize(started.body.url, `${apiUrl}/v2/auth/callback/`);
     // The code-hosting app sends the install to the setup URL, with the code and state of the flow.
@@ -54,7 +57,11 @@ describe('deployments from a private repository through a code-host integration'
     const listed = await pipeline.api('GET', '/v1/integrations/codehost/install');
     expect(JSON.stringify(listed.body)).toContain(integrationId);
 
-    token = await getIntegrationCloneToken({ db: pipeline.stack.db, secretBox: testSecretBox(pipeline.config), config: pipeline.config }, pipeline.tenantId, integrationId);
+    token = await getIntegrationCloneToken(
+      { db: pipeline.stack.db, secretBox: testSecretBox(pipeline.config), config: pipeline.config },
+      pipeline.tenantId,
+      integrationId,
+    );
     const reposDir = path.join(pipeline.dataDir, 'code-host');
     fs.mkdirSync(reposDir, { recursive: true });
     const source = createGitRepo(FIXTURE);
@@ -90,7 +97,11 @@ describe('deployments from a private repository through a code-host integration'
   }
 
   it('clones with the integration’s token, deploys, and leaves the token in no log line, revision field or build file', async () => {
-    const created = await pipeline.api('POST', '/v2/deployments', codehostDeployment('private-app', repoUrl, { sourceConfig: { integration_id: integrationId } }));
+    const created = await pipeline.api(
+      'POST',
+      '/v2/deployments',
+      codehostDeployment('private-app', repoUrl, { sourceConfig: { integration_id: integrationId } }),
+    );
     expect(created.status).toBe(201);
     const { id: deploymentId, latest_revision_id: revisionId } = created.body;
     await pipeline.waitForRevision(deploymentId, revisionId, settled);
@@ -135,7 +146,11 @@ describe('deployments from a private repository through a code-host integration'
       .db('oauth_tokens')
       .whereIn('id', pipeline.stack.db('codehost_integrations').select('token_id').where({ id: integrationId }))
       .update({ refresh_token_encrypted: null, expires_at: new Date(Date.now() - 1000) });
-    const created = await pipeline.api('POST', '/v2/deployments', codehostDeployment('private-app-expired', repoUrl, { sourceConfig: { integration_id: integrationId } }));
+    const created = await pipeline.api(
+      'POST',
+      '/v2/deployments',
+      codehostDeployment('private-app-expired', repoUrl, { sourceConfig: { integration_id: integrationId } }),
+    );
     expect(created.status).toBe(201);
     const { id: deploymentId, latest_revision_id: revisionId } = created.body;
     await pipeline.waitForRevision(deploymentId, revisionId, settled, 60_000);

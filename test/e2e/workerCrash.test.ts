@@ -41,7 +41,11 @@ describe('pipeline survives worker crashes', () => {
       GRAPHX_ALLOW_FILE_REPOS: '1',
       GRAPHX_LOG_LEVEL: 'warn',
     };
-    const worker = spawn(process.execPath, [path.join(root, 'bin', 'graphx.js'), 'worker'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
+    const worker = spawn(process.execPath, [path.join(root, 'bin', 'graphx.js'), 'worker'], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     workers.push(worker);
     return worker;
   }
@@ -60,7 +64,11 @@ describe('pipeline survives worker crashes', () => {
 
     let worker = startWorker();
     const name = `crash-${crypto.randomBytes(3).toString('hex')}`;
-    const created = await pipeline.api('POST', '/v2/deployments', codehostDeployment(name, repo.url, { sourceConfig: { build_command: 'sleep 5' } }));
+    const created = await pipeline.api(
+      'POST',
+      '/v2/deployments',
+      codehostDeployment(name, repo.url, { sourceConfig: { build_command: 'sleep 5' } }),
+    );
     expect(created.status).toBe(201);
     const deploymentId: string = created.body.id;
     const revisionId: string = created.body.latest_revision_id;
@@ -69,7 +77,11 @@ describe('pipeline survives worker crashes', () => {
     await kill(worker);
     worker = startWorker();
 
-    await pipeline.waitForRevision(deploymentId, revisionId, (status) => status === 'DEPLOYING' || status === 'DEPLOYED' || status.endsWith('FAILED'));
+    await pipeline.waitForRevision(
+      deploymentId,
+      revisionId,
+      (status) => status === 'DEPLOYING' || status === 'DEPLOYED' || status.endsWith('FAILED'),
+    );
     const atKill = (await pipeline.api('GET', `/v2/deployments/${deploymentId}/revisions/${revisionId}`)).body.status;
     expect(atKill).toBe('DEPLOYING');
     await kill(worker);
@@ -83,7 +95,10 @@ describe('pipeline survives worker crashes', () => {
 
     // Exactly one instance runs (what the database says and what the process table says agree).
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    const live = await pipeline.stack.db('local_instances').where({ deployment_id: deploymentId }).whereNot({ status: 'stopped' });
+    const live = await pipeline.stack
+      .db('local_instances')
+      .where({ deployment_id: deploymentId })
+      .whereNot({ status: 'stopped' });
     expect(live).toHaveLength(1);
     expect(runtimeProcessesOf(deploymentId)).toHaveLength(1);
     const events = readSse(
@@ -99,7 +114,10 @@ describe('pipeline survives worker crashes', () => {
     const admin = new PgClient({ connectionString: process.env.GRAPHX_TEST_PG_ADMIN_URL });
     await admin.connect();
     try {
-      const { database_name: databaseName } = await pipeline.stack.db('deployments').where({ id: deploymentId }).first('database_name');
+      const { database_name: databaseName } = await pipeline.stack
+        .db('deployments')
+        .where({ id: deploymentId })
+        .first('database_name');
       const compact = deploymentId.replace(/-/g, '');
       const databases = await admin.query(`SELECT datname FROM pg_database WHERE datname LIKE $1`, [`%${compact}%`]);
       expect(databases.rows.map((row) => row.datname)).toEqual([databaseName]);
@@ -120,9 +138,17 @@ describe('pipeline survives worker crashes', () => {
   it('keeps an app serving while its worker is replaced, and a new worker restarts an instance that died meanwhile', async () => {
     const repo = createGitRepo(FIXTURE);
     let worker = startWorker();
-    const created = await pipeline.api('POST', '/v2/deployments', codehostDeployment(`handover-${crypto.randomBytes(3).toString('hex')}`, repo.url));
+    const created = await pipeline.api(
+      'POST',
+      '/v2/deployments',
+      codehostDeployment(`handover-${crypto.randomBytes(3).toString('hex')}`, repo.url),
+    );
     const deploymentId: string = created.body.id;
-    await pipeline.waitForRevision(deploymentId, created.body.latest_revision_id, (status) => status === 'DEPLOYED' || status.endsWith('FAILED'));
+    await pipeline.waitForRevision(
+      deploymentId,
+      created.body.latest_revision_id,
+      (status) => status === 'DEPLOYED' || status.endsWith('FAILED'),
+    );
     const deployment = (await pipeline.api('GET', `/v2/deployments/${deploymentId}`)).body;
     const ask = async (input: string) => {
       const response = await fetch(`${deployment.url}/runs/stream`, {
@@ -130,7 +156,9 @@ describe('pipeline survives worker crashes', () => {
         headers: { 'Content-Type': 'application/json', 'X-Api-Key': pipeline.apiKey },
         body: JSON.stringify({ assistant_id: 'agent', input: { input }, stream_mode: 'updates' }),
       });
-      return response.status === 200 ? (await readSse(response)).find((event) => event.event === 'updates')?.data : response.status;
+      return response.status === 200
+        ? (await readSse(response)).find((event) => event.event === 'updates')?.data
+        : response.status;
     };
     expect(await ask('one')).toEqual({ respond: { echo: 'echo: one' } });
 
@@ -178,16 +206,31 @@ describe('pipeline survives worker crashes', () => {
       GRAPHX_WORKER_QUEUES: 'build',
       GRAPHX_LOG_LEVEL: 'warn',
     };
-    const builder = spawn(process.execPath, [path.join(root, 'bin', 'graphx.js'), 'worker'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
+    const builder = spawn(process.execPath, [path.join(root, 'bin', 'graphx.js'), 'worker'], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     workers.push(builder);
     try {
       const repo = createGitRepo(FIXTURE);
-      const created = await split.api('POST', '/v2/deployments', codehostDeployment(`split-${crypto.randomBytes(3).toString('hex')}`, repo.url));
-      await split.waitForRevision(created.body.id, created.body.latest_revision_id, (status) => status === 'DEPLOYED' || status.endsWith('FAILED'));
-      const revision = (await split.api('GET', `/v2/deployments/${created.body.id}/revisions/${created.body.latest_revision_id}`)).body;
+      const created = await split.api(
+        'POST',
+        '/v2/deployments',
+        codehostDeployment(`split-${crypto.randomBytes(3).toString('hex')}`, repo.url),
+      );
+      await split.waitForRevision(
+        created.body.id,
+        created.body.latest_revision_id,
+        (status) => status === 'DEPLOYED' || status.endsWith('FAILED'),
+      );
+      const revision = (await split.api('GET', `/v2/deployments/${created.body.id}/revisions/${created.body.latest_revision_id}`))
+        .body;
       expect({ status: revision.status, message: revision.status_message }).toEqual({ status: 'DEPLOYED', message: null });
       // The build ran in the other process: its log lines were written while this process polls no build queue.
-      const logs = (await split.api('GET', `/v2/deployments/${created.body.id}/revisions/${created.body.latest_revision_id}/logs?limit=1000`)).body;
+      const logs = (
+        await split.api('GET', `/v2/deployments/${created.body.id}/revisions/${created.body.latest_revision_id}/logs?limit=1000`)
+      ).body;
       expect(logs.logs.some((line: { message: string }) => /npm ci|Dependencies unchanged/.test(line.message))).toBe(true);
       expect((await split.api('DELETE', `/v2/deployments/${created.body.id}`)).status).toBe(204);
       const gone = Date.now() + 60_000;

@@ -29,7 +29,13 @@ export default async function globalSetup(): Promise<void> {
   await db.destroy();
 
   const [temporal, bundle] = await Promise.all([
-    startTemporalDevServer({ dbFile: null, port: await findFreePort(), uiPort: null, namespace: 'default', logFile: path.join(runDir, 'temporal.log') }),
+    startTemporalDevServer({
+      dbFile: null,
+      port: await findFreePort(),
+      uiPort: null,
+      namespace: 'default',
+      logFile: path.join(runDir, 'temporal.log'),
+    }),
     bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') }),
   ]);
   const bundlePath = path.join(runDir, 'workflow-bundle.js');

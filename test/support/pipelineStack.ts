@@ -17,7 +17,12 @@ export interface PipelineStack {
   config: GraphxConfig;
   api: <T = any>(method: string, urlPath: string, body?: unknown) => Promise<{ status: number; body: T }>;
   /** Polls the revision until `done(status)`; returns every distinct status seen, in order. */
-  waitForRevision: (deploymentId: string, revisionId: string, done: (status: string) => boolean, timeoutMs?: number) => Promise<string[]>;
+  waitForRevision: (
+    deploymentId: string,
+    revisionId: string,
+    done: (status: string) => boolean,
+    timeoutMs?: number,
+  ) => Promise<string[]>;
   stop: () => Promise<void>;
 }
 
@@ -28,7 +33,9 @@ function shareBuildHome(dataDir: string): void {
   fs.symlinkSync(shared, path.join(dataDir, 'build-home'));
 }
 
-export async function startPipelineStack(options: { worker?: boolean; env?: Record<string, string> } = {}): Promise<PipelineStack> {
+export async function startPipelineStack(
+  options: { worker?: boolean; env?: Record<string, string> } = {},
+): Promise<PipelineStack> {
   const config = testConfig({ GRAPHX_BUILD_TIMEOUT_SECONDS: '300', ...options.env });
   shareBuildHome(config.dataDir);
   const stack = await startStack(config, { worker: options.worker, workflowBundlePath: testEnv.workflowBundlePath() });
@@ -42,7 +49,12 @@ export async function startPipelineStack(options: { worker?: boolean; env?: Reco
     const text = await response.text();
     return { status: response.status, body: text ? JSON.parse(text) : undefined };
   };
-  const waitForRevision = async (deploymentId: string, revisionId: string, done: (status: string) => boolean, timeoutMs = 240_000) => {
+  const waitForRevision = async (
+    deploymentId: string,
+    revisionId: string,
+    done: (status: string) => boolean,
+    timeoutMs = 240_000,
+  ) => {
     const seen: string[] = [];
     const deadline = Date.now() + timeoutMs;
     for (;;) {
@@ -51,7 +63,9 @@ export async function startPipelineStack(options: { worker?: boolean; env?: Reco
       if (body?.status && done(body.status)) return seen;
       if (Date.now() > deadline) {
         const logs = await api('GET', `/v2/deployments/${deploymentId}/revisions/${revisionId}/logs?order=desc&limit=20`);
-        throw new Error(`revision ${revisionId} stuck; saw ${seen.join(' → ')}; message: ${body?.status_message}; logs: ${JSON.stringify(logs.body)}`);
+        throw new Error(
+          `revision ${revisionId} stuck; saw ${seen.join(' → ')}; message: ${body?.status_message}; logs: ${JSON.stringify(logs.body)}`,
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -60,7 +74,11 @@ export async function startPipelineStack(options: { worker?: boolean; env?: Reco
 }
 
 /** The request a CI job sends to deploy a repository. */
-export function codehostDeployment(name: string, repoUrl: string, extra: { sourceConfig?: Record<string, unknown>; repoRef?: string; secrets?: unknown[] } = {}) {
+export function codehostDeployment(
+  name: string,
+  repoUrl: string,
+  extra: { sourceConfig?: Record<string, unknown>; repoRef?: string; secrets?: unknown[] } = {},
+) {
   return {
     name,
     source: 'codehost',

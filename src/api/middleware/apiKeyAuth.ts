@@ -28,7 +28,11 @@ export function requireApiKey(apiKeys: ApiKeyRepository): Koa.Middleware {
     if (!key) throw new UnauthorizedError('Missing X-Api-Key header.');
     const found = await apiKeys.findByKey(key);
     if (!found) throw new UnauthorizedError('Invalid API key.');
-    ctx.state.tenant = { tenantId: found.tenantId, tenantName: found.tenantName, owner: found.owner } satisfies AuthenticatedTenant;
+    ctx.state.tenant = {
+      tenantId: found.tenantId,
+      tenantName: found.tenantName,
+      owner: found.owner,
+    } satisfies AuthenticatedTenant;
     await next();
   };
 }

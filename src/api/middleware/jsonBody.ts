@@ -13,7 +13,11 @@ export function jsonBodyMiddleware(): Koa.Middleware {
     if (!['POST', 'PUT', 'PATCH', 'DELETE'].includes(ctx.method)) return next();
     let raw: string;
     try {
-      raw = await getRawBody(ctx.req, { limit: MAX_BODY_BYTES, encoding: 'utf8', length: ctx.get('content-length') || undefined });
+      raw = await getRawBody(ctx.req, {
+        limit: MAX_BODY_BYTES,
+        encoding: 'utf8',
+        length: ctx.get('content-length') || undefined,
+      });
     } catch (error) {
       if ((error as { type?: string }).type === 'entity.too.large') {
         throw new PayloadTooLargeError(`Request body is larger than ${MAX_BODY_BYTES} bytes.`);

@@ -31,7 +31,11 @@ export function registerDeploymentRoutes(router: Router, registry: RouteRegistry
       summary: 'Create a deployment (and its tracing project); its first revision starts building',
       tags,
       body: createDeploymentBody,
-      responses: { 201: deploymentResponse, 400: { description: 'Rule failure', schema: detail }, 409: { description: 'Name taken', schema: detail } },
+      responses: {
+        201: deploymentResponse,
+        400: { description: 'Rule failure', schema: detail },
+        409: { description: 'Name taken', schema: detail },
+      },
     },
     async (ctx, { body }) => {
       ctx.status = 201;
@@ -41,7 +45,14 @@ export function registerDeploymentRoutes(router: Router, registry: RouteRegistry
 
   registry.add<unknown, { limit: number; offset: number; name_contains?: string; status?: string }, unknown>(
     router,
-    { method: 'get', path: '/v2/deployments', summary: 'List deployments', tags, query: listDeploymentsQuery, responses: { 200: { description: 'Page of deployments' } } },
+    {
+      method: 'get',
+      path: '/v2/deployments',
+      summary: 'List deployments',
+      tags,
+      query: listDeploymentsQuery,
+      responses: { 200: { description: 'Page of deployments' } },
+    },
     async (ctx, { query }) => {
       ctx.body = await service.list(tenantOf(ctx).tenantId, {
         nameContains: query.name_contains,
@@ -76,7 +87,11 @@ export function registerDeploymentRoutes(router: Router, registry: RouteRegistry
       tags,
       params: deploymentIdParams,
       body: patchDeploymentBody,
-      responses: { 200: deploymentResponse, 400: { description: 'Rule failure', schema: detail }, 404: { description: 'Not found', schema: detail } },
+      responses: {
+        200: deploymentResponse,
+        400: { description: 'Rule failure', schema: detail },
+        404: { description: 'Not found', schema: detail },
+      },
     },
     async (ctx, { params, body }) => {
       ctx.body = await service.patch(tenantOf(ctx).tenantId, params.deploymentId, body ?? {});

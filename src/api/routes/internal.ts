@@ -40,7 +40,7 @@ export function registerInternalRoutes(router: Router, registry: RouteRegistry, 
     {
       method: 'post',
       path: '/internal/v1/runs',
-      summary: "Record runs of the calling deployment into its tracing project (idempotent on run_id)",
+      summary: 'Record runs of the calling deployment into its tracing project (idempotent on run_id)',
       tags,
       auth: 'service',
       body: runRecordsBody,

@@ -59,7 +59,11 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
       summary: 'Interrupt a revision in progress',
       tags,
       params: revisionParams,
-      responses: { 202: { description: 'Interrupt sent' }, 404: { description: 'Not found', schema: detail }, 409: { description: 'Not in progress', schema: detail } },
+      responses: {
+        202: { description: 'Interrupt sent' },
+        404: { description: 'Not found', schema: detail },
+        409: { description: 'Not in progress', schema: detail },
+      },
     },
     async (ctx, { params }) => {
       await service.interrupt(tenantOf(ctx).tenantId, params.deploymentId, params.revisionId);
@@ -76,7 +80,11 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
       summary: 'Retry a failed revision from the step that failed',
       tags,
       params: revisionParams,
-      responses: { 202: { description: 'Retry sent' }, 404: { description: 'Not found', schema: detail }, 409: { description: 'Not failed', schema: detail } },
+      responses: {
+        202: { description: 'Retry sent' },
+        404: { description: 'Not found', schema: detail },
+        409: { description: 'Not failed', schema: detail },
+      },
     },
     async (ctx, { params }) => {
       await service.retry(tenantOf(ctx).tenantId, params.deploymentId, params.revisionId);

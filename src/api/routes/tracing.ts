@@ -23,7 +23,14 @@ export function registerTracingRoutes(router: Router, registry: RouteRegistry, d
 
   registry.add<unknown, Page, unknown>(
     router,
-    { method: 'get', path: '/v1/projects', summary: 'List tracing projects', tags, query: pageQuery, responses: { 200: { description: 'Page of projects' } } },
+    {
+      method: 'get',
+      path: '/v1/projects',
+      summary: 'List tracing projects',
+      tags,
+      query: pageQuery,
+      responses: { 200: { description: 'Page of projects' } },
+    },
     async (ctx, { query }) => {
       const projects = await repository.listProjects(tenantOf(ctx).tenantId, query.limit, query.offset);
       ctx.body = { resources: projects, offset: query.offset + projects.length };

@@ -41,9 +41,7 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['tenant_id', 'created_at']);
   });
   // A name is unique among the live deployments of a tenant.
-  await knex.raw(
-    'CREATE UNIQUE INDEX deployments_tenant_name_live ON deployments (tenant_id, name) WHERE deleted_at IS NULL',
-  );
+  await knex.raw('CREATE UNIQUE INDEX deployments_tenant_name_live ON deployments (tenant_id, name) WHERE deleted_at IS NULL');
 
   await knex.schema.createTable('revisions', (t) => {
     t.comment('One build and rollout of a deployment configuration.');
@@ -77,7 +75,7 @@ export async function up(knex: Knex): Promise<void> {
   });
 
   await knex.schema.createTable('app_logs', (t) => {
-    t.comment("Output of the deployed app (stdout/stderr of its instances).");
+    t.comment('Output of the deployed app (stdout/stderr of its instances).');
     t.bigIncrements('id');
     t.uuid('deployment_id').notNullable().references('deployments.id').onDelete('CASCADE');
     t.uuid('revision_id').nullable();

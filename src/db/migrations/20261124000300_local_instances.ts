@@ -24,9 +24,7 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.timestamp('stopped_at', { useTz: true }).nullable();
   });
-  await knex.raw(
-    "CREATE INDEX local_instances_live ON local_instances (deployment_id, status) WHERE status <> 'stopped'",
-  );
+  await knex.raw("CREATE INDEX local_instances_live ON local_instances (deployment_id, status) WHERE status <> 'stopped'");
   await knex.schema.alterTable('deployments', (t) => {
     t.boolean('delete_tracing_project')
       .notNullable()

@@ -97,7 +97,10 @@ export class DeploymentRepository {
     const query = this.db('deployments').where({ tenant_id: tenantId }).whereNull('deleted_at');
     if (filters.nameContains) query.where('name', 'like', `%${filters.nameContains.replace(/[\\%_]/g, '\\$&')}%`);
     if (filters.status) query.where({ status: filters.status });
-    const rows = await query.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }]).limit(filters.limit).offset(filters.offset);
+    const rows = await query
+      .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }])
+      .limit(filters.limit)
+      .offset(filters.offset);
     return rows.map(toDeployment);
   }
 

@@ -64,7 +64,9 @@ export class RevisionRepository {
 
   /** Inserts with the next number of the deployment (the caller holds the deployment row lock). */
   async insert(revision: NewRevision): Promise<RevisionRecord> {
-    const next = await this.db('revisions').where({ deployment_id: revision.deploymentId }).max<{ max: number | null }[]>('number as max');
+    const next = await this.db('revisions')
+      .where({ deployment_id: revision.deploymentId })
+      .max<{ max: number | null }[]>('number as max');
     const [row] = await this.db('revisions')
       .insert({
         id: revision.id,

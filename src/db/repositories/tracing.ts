@@ -72,7 +72,11 @@ export class TracingRepository {
   constructor(private readonly db: DbOrTx) {}
 
   async listProjects(tenantId: string, limit: number, offset: number): Promise<TracingProject[]> {
-    const rows = await this.db('tracing_projects').where({ tenant_id: tenantId }).orderBy([{ column: 'created_at', order: 'desc' }, 'id']).limit(limit).offset(offset);
+    const rows = await this.db('tracing_projects')
+      .where({ tenant_id: tenantId })
+      .orderBy([{ column: 'created_at', order: 'desc' }, 'id'])
+      .limit(limit)
+      .offset(offset);
     return rows.map(toProject);
   }
 
@@ -82,7 +86,11 @@ export class TracingRepository {
   }
 
   async listRuns(projectId: string, limit: number, offset: number): Promise<TracingRun[]> {
-    const rows = await this.db('tracing_runs').where({ project_id: projectId }).orderBy([{ column: 'start_time', order: 'desc' }, 'id']).limit(limit).offset(offset);
+    const rows = await this.db('tracing_runs')
+      .where({ project_id: projectId })
+      .orderBy([{ column: 'start_time', order: 'desc' }, 'id'])
+      .limit(limit)
+      .offset(offset);
     return rows.map(toRun);
   }
 
@@ -100,7 +108,9 @@ export class TracingRepository {
       .insert({ id: crypto.randomUUID(), tenant_id: deployment.tenant_id, name: deployment.name, deployment_id: deploymentId })
       .onConflict(['tenant_id', 'name'])
       .ignore();
-    const created = await this.db('tracing_projects').where({ tenant_id: deployment.tenant_id, name: deployment.name }).first('id');
+    const created = await this.db('tracing_projects')
+      .where({ tenant_id: deployment.tenant_id, name: deployment.name })
+      .first('id');
     return created.id;
   }
 

@@ -55,7 +55,10 @@ async function verifiedKeyOwner(controlPlane: ControlPlaneClient | null, apiKey:
 }
 
 /** Sets `ctx.state.auth` for every route except /ok and /info. */
-export function authMiddleware(options: { customAuth: CustomAuth | null; controlPlane: ControlPlaneClient | null }): Koa.Middleware {
+export function authMiddleware(options: {
+  customAuth: CustomAuth | null;
+  controlPlane: ControlPlaneClient | null;
+}): Koa.Middleware {
   const { customAuth, controlPlane } = options;
   return async (ctx, next) => {
     if (PUBLIC_PATHS.has(ctx.path)) return next();

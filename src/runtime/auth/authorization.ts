@@ -19,7 +19,11 @@ export type AuthorizationCallback = (request: {
 }) => unknown;
 
 /** Picks the handler for `resource:action`, or undefined when none applies. */
-export function findHandler(callbacks: Record<string, AuthorizationCallback> | undefined, resource: string, action: string): AuthorizationCallback | undefined {
+export function findHandler(
+  callbacks: Record<string, AuthorizationCallback> | undefined,
+  resource: string,
+  action: string,
+): AuthorizationCallback | undefined {
   if (!callbacks) return undefined;
   return callbacks[`${resource}:${action}`] ?? callbacks[resource] ?? callbacks[`*:${action}`] ?? callbacks['*'];
 }

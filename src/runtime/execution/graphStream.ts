@@ -76,7 +76,13 @@ class LegacyMessagesState {
 export async function* streamGraph(
   graph: RunnableGraph,
   input: unknown,
-  options: { modes: ApiStreamMode[]; config: Record<string, unknown>; signal: AbortSignal; subgraphs: boolean; outputNeeded: boolean },
+  options: {
+    modes: ApiStreamMode[];
+    config: Record<string, unknown>;
+    signal: AbortSignal;
+    subgraphs: boolean;
+    outputNeeded: boolean;
+  },
   outcome: GraphRunOutcome,
 ): AsyncGenerator<StreamEvent> {
   const wanted = new Set(options.modes);
@@ -90,7 +96,9 @@ export async function* streamGraph(
     });
     for await (const item of stream) {
       const parts = item as unknown[];
-      const [namespace, mode, chunk] = options.subgraphs ? (parts as [string[], string, unknown]) : [[], parts[0] as string, parts[1]];
+      const [namespace, mode, chunk] = options.subgraphs
+        ? (parts as [string[], string, unknown])
+        : [[], parts[0] as string, parts[1]];
       const suffix = namespace.length > 0 ? `|${namespace.join('|')}` : '';
       if (mode === 'values') {
         if (!suffix) {

@@ -67,7 +67,10 @@ export class RunService {
    */
   async prepare(user: AuthUser | null, threadId: string | null, request: RunRequest): Promise<PreparedRun> {
     const graph = this.deps.graphs.find(request.assistant_id);
-    if (!graph) throw new NotFoundError(`Assistant ${request.assistant_id} not found: use a graph name of graphx.json or its assistant id.`);
+    if (!graph)
+      throw new NotFoundError(
+        `Assistant ${request.assistant_id} not found: use a graph name of graphx.json or its assistant id.`,
+      );
     const runId = crypto.randomUUID();
     const authValue: Record<string, unknown> = {
       thread_id: threadId ?? undefined,
@@ -79,7 +82,9 @@ export class RunService {
       if_not_exists: request.if_not_exists,
       kwargs: request,
     };
-    const filter: AuthFilter = user ? await authorize(this.deps.customAuth?.['~handlerCache'].callbacks, user, 'threads', 'create_run', authValue) : {};
+    const filter: AuthFilter = user
+      ? await authorize(this.deps.customAuth?.['~handlerCache'].callbacks, user, 'threads', 'create_run', authValue)
+      : {};
     const runMetadata = (authValue.metadata ?? {}) as Record<string, unknown>;
     const now = new Date().toISOString();
     const run: Run = {
@@ -115,7 +120,15 @@ export class RunService {
         throw error;
       }
     }
-    return { run, graph, stateful: threadId !== null, request, graphConfig: this.graphConfig(user, run, graph, request), startedAt: Date.now(), checkpointBefore };
+    return {
+      run,
+      graph,
+      stateful: threadId !== null,
+      request,
+      graphConfig: this.graphConfig(user, run, graph, request),
+      startedAt: Date.now(),
+      checkpointBefore,
+    };
   }
 
   private graphConfig(user: AuthUser | null, run: Run, graph: LoadedGraph, request: RunRequest): Record<string, unknown> {
@@ -139,7 +152,14 @@ export class RunService {
     const config: Record<string, unknown> = {
       ...restConfig,
       configurable,
-      metadata: { ...run.metadata, graph_id: graph.spec.graphId, assistant_id: graph.assistant.assistant_id, run_id: run.run_id, thread_id: threadId, run_attempt: 1 },
+      metadata: {
+        ...run.metadata,
+        graph_id: graph.spec.graphId,
+        assistant_id: graph.assistant.assistant_id,
+        run_id: run.run_id,
+        thread_id: threadId,
+        run_attempt: 1,
+      },
     };
     if (typeof recursionLimit === 'number') config.recursionLimit = recursionLimit;
     if (request.context !== undefined && request.context !== null) config.context = request.context;
@@ -157,7 +177,12 @@ export class RunService {
       yield { event: 'metadata', data: { run_id: run.run_id, attempt: 1 } };
       const graph = await prepared.graph.forRun(prepared.graphConfig, prepared.stateful);
       const input = request.command ? new (await this.deps.commandClass())(request.command) : (request.input ?? null);
-      const options = { modes: request.stream_mode, config: prepared.graphConfig, signal, subgraphs: Boolean(request.stream_subgraphs) };
+      const options = {
+        modes: request.stream_mode,
+        config: prepared.graphConfig,
+        signal,
+        subgraphs: Boolean(request.stream_subgraphs),
+      };
       yield* streamGraph(graph, input, { ...options, outputNeeded: this.outputNeeded(run) }, outcome);
     } catch (error) {
       outcome.status = 'error';
@@ -175,7 +200,11 @@ export class RunService {
     return run.thread_id !== null || this.deps.tracing;
   }
 
-  private async releaseThread(threadId: string, runId: string, outcome: Parameters<RunCoordinator['leases']['release']>[2]): Promise<void> {
+  private async releaseThread(
+    threadId: string,
+    runId: string,
+    outcome: Parameters<RunCoordinator['leases']['release']>[2],
+  ): Promise<void> {
     await this.deps.coordinator.leases.release(threadId, runId, outcome);
     await this.deps.coordinator.announceRelease(threadId).catch(() => undefined);
   }
@@ -197,7 +226,12 @@ export class RunService {
       const threadStatus: ThreadStatus = status === 'error' ? 'error' : outcome.interrupted ? 'interrupted' : 'idle';
       // The thread is released before the stream closes, so the client's next run on it is never refused as busy.
       await Promise.all([
-        this.releaseThread(run.thread_id, run.run_id, { status: threadStatus, valuesJson, interrupts: {}, error: outcome.error?.message ?? null }),
+        this.releaseThread(run.thread_id, run.run_id, {
+          status: threadStatus,
+          valuesJson,
+          interrupts: {},
+          error: outcome.error?.message ?? null,
+        }),
         this.deps.runs.setStatus(run.run_id, status),
       ]);
     }

@@ -50,7 +50,9 @@ export async function claimThread(
     if (strategy === 'reject') throw new ConflictError(`Thread ${threadId} is already running a task. Wait for it to finish.`);
     const remaining = deadline - Date.now();
     if (remaining <= 0) {
-      throw new ConflictError(`Thread ${threadId} is still running a task after ${Math.round(waitMs / 1000)} s (multitask_strategy ${strategy}).`);
+      throw new ConflictError(
+        `Thread ${threadId} is still running a task after ${Math.round(waitMs / 1000)} s (multitask_strategy ${strategy}).`,
+      );
     }
     if ((strategy === 'interrupt' || strategy === 'rollback') && result.busyRunId && result.busyRunId !== cancelled) {
       cancelled = result.busyRunId;

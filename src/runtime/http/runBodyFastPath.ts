@@ -11,7 +11,8 @@ const ON_DISCONNECT = new Set<unknown>(['cancel', 'continue']);
 const MULTITASK = new Set<unknown>(['reject', 'rollback', 'interrupt', 'enqueue']);
 const IF_NOT_EXISTS = new Set<unknown>(['reject', 'create']);
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const optionalObject = (value: unknown) => value === undefined || value === null || isObject(value);
 const optionalOf = (allowed: Set<unknown>, value: unknown) => value === undefined || allowed.has(value);
 

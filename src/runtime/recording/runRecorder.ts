@@ -37,7 +37,10 @@ export class RunRecorder {
   private schedule(delayMs: number): void {
     if (this.timer || this.flushing) return;
     // setImmediate batches every run that ends in the same turn of the event loop.
-    this.timer = delayMs === 0 ? (setImmediate(() => this.startFlush()) as unknown as NodeJS.Timeout) : setTimeout(() => this.startFlush(), delayMs);
+    this.timer =
+      delayMs === 0
+        ? (setImmediate(() => this.startFlush()) as unknown as NodeJS.Timeout)
+        : setTimeout(() => this.startFlush(), delayMs);
   }
 
   private startFlush(): void {

@@ -31,17 +31,28 @@ export interface TraceRecord {
 const RUN_COLUMNS = 'run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, created_at, updated_at';
 
 function toRun(row: Record<string, any>): Run {
-  return { ...row, created_at: (row.created_at as Date).toISOString(), updated_at: (row.updated_at as Date).toISOString() } as Run;
+  return {
+    ...row,
+    created_at: (row.created_at as Date).toISOString(),
+    updated_at: (row.updated_at as Date).toISOString(),
+  } as Run;
 }
 
 export class RunStore {
   constructor(private readonly pool: Pool) {}
 
   async insert(run: Run): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO graphx_runs (${RUN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [run.run_id, run.thread_id, run.assistant_id, run.status, run.metadata, run.kwargs, run.multitask_strategy, run.created_at, run.updated_at],
-    );
+    await this.pool.query(`INSERT INTO graphx_runs (${RUN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
+      run.run_id,
+      run.thread_id,
+      run.assistant_id,
+      run.status,
+      run.metadata,
+      run.kwargs,
+      run.multitask_strategy,
+      run.created_at,
+      run.updated_at,
+    ]);
   }
 
   async setStatus(runId: string, status: RunStatus): Promise<void> {
@@ -50,10 +61,10 @@ export class RunStore {
 
   /** Ends a run that is still pending or running (one whose process died) with `status`. */
   async setStatusIfRunning(runId: string, status: RunStatus): Promise<void> {
-    await this.pool.query(`UPDATE graphx_runs SET status = $2, updated_at = now() WHERE run_id = $1 AND status IN ('pending', 'running')`, [
-      runId,
-      status,
-    ]);
+    await this.pool.query(
+      `UPDATE graphx_runs SET status = $2, updated_at = now() WHERE run_id = $1 AND status IN ('pending', 'running')`,
+      [runId, status],
+    );
   }
 
   /**

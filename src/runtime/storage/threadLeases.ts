@@ -10,9 +10,7 @@ import type { ContainmentFilter, ThreadStatus } from './threadStore';
 export type CancelAction = 'interrupt' | 'rollback';
 
 export type ClaimResult =
-  | { kind: 'claimed'; takenOverRunId: string | null }
-  | { kind: 'busy'; busyRunId: string | null }
-  | { kind: 'missing' };
+  { kind: 'claimed'; takenOverRunId: string | null } | { kind: 'busy'; busyRunId: string | null } | { kind: 'missing' };
 
 export class ThreadLeases {
   constructor(

@@ -77,7 +77,10 @@ export class ThreadStore {
   constructor(private readonly pool: Pool) {}
 
   /** Creates a thread; an existing id is a conflict unless `ifExists` is `do_nothing` and the caller may see it. */
-  async create(input: { threadId?: string; metadata: Record<string, unknown>; ifExists: 'raise' | 'do_nothing' }, filter: ContainmentFilter): Promise<Thread> {
+  async create(
+    input: { threadId?: string; metadata: Record<string, unknown>; ifExists: 'raise' | 'do_nothing' },
+    filter: ContainmentFilter,
+  ): Promise<Thread> {
     const threadId = input.threadId ?? crypto.randomUUID();
     const inserted = await this.pool.query(
       `INSERT INTO graphx_threads (thread_id, metadata) VALUES ($1, $2) ON CONFLICT (thread_id) DO NOTHING RETURNING ${COLUMNS}`,

@@ -88,7 +88,11 @@ async function withoutSecret<T>(secret: string, run: () => Promise<T>): Promise<
   try {
     return await run();
   } catch (error) {
-    const cleaned = new Error(String((error as Error).message).split(secret).join('********'));
+    const cleaned = new Error(
+      String((error as Error).message)
+        .split(secret)
+        .join('********'),
+    );
     (cleaned as { code?: string }).code = (error as { code?: string }).code;
     throw cleaned;
   }

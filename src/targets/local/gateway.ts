@@ -189,7 +189,8 @@ function forward(
       }
       body.detach(upstream);
       const code = error.code ?? '';
-      const retryable = NOT_DELIVERED.has(code) || (IDEMPOTENT.has(req.method ?? '') && (code === 'ECONNRESET' || code === 'EPIPE'));
+      const retryable =
+        NOT_DELIVERED.has(code) || (IDEMPOTENT.has(req.method ?? '') && (code === 'ECONNRESET' || code === 'EPIPE'));
       resolve(retryable ? 'retry' : 'fail');
     });
     // The client went away: close the upstream too, so the app sees its stream cancelled.

@@ -72,26 +72,33 @@ export class LocalTarget {
    */
   private async replaceDeadInstance(dead: InstanceRow): Promise<void> {
     const { db, secretBox } = this.options;
-    await withDeploymentLock(this.lockUrl(), dead.deployment_id, () => {}, async () => {
-      const current = await db('local_instances').where({ id: dead.id }).first('status');
-      if (current?.status !== 'serving') return;
-      await this.instances.stop(dead, 0);
-      await db('app_logs').insert({
-        deployment_id: dead.deployment_id,
-        revision_id: dead.revision_id,
-        level: 'error',
-        message: `Instance on port ${dead.port} (pid ${dead.pid}) exited; starting a replacement.`,
-      });
-      const spec = await loadRevisionSpec(db, secretBox, dead.revision_id);
-      const fresh = await this.instances.start(spec);
-      try {
-        await waitUntilHealthy(this.instances, [fresh], this.timings.healthTimeoutMs, quietProgress);
-      } catch (error) {
-        await this.instances.stop(fresh, 2000);
-        throw error;
-      }
-      await db('local_instances').where({ id: fresh.id, status: 'starting' }).update({ status: 'serving', updated_at: db.fn.now() });
-    });
+    await withDeploymentLock(
+      this.lockUrl(),
+      dead.deployment_id,
+      () => {},
+      async () => {
+        const current = await db('local_instances').where({ id: dead.id }).first('status');
+        if (current?.status !== 'serving') return;
+        await this.instances.stop(dead, 0);
+        await db('app_logs').insert({
+          deployment_id: dead.deployment_id,
+          revision_id: dead.revision_id,
+          level: 'error',
+          message: `Instance on port ${dead.port} (pid ${dead.pid}) exited; starting a replacement.`,
+        });
+        const spec = await loadRevisionSpec(db, secretBox, dead.revision_id);
+        const fresh = await this.instances.start(spec);
+        try {
+          await waitUntilHealthy(this.instances, [fresh], this.timings.healthTimeoutMs, quietProgress);
+        } catch (error) {
+          await this.instances.stop(fresh, 2000);
+          throw error;
+        }
+        await db('local_instances')
+          .where({ id: fresh.id, status: 'starting' })
+          .update({ status: 'serving', updated_at: db.fn.now() });
+      },
+    );
   }
 
   private lockUrl(): string {
@@ -131,7 +138,15 @@ export class LocalTarget {
    */
   async rollout(revisionId: string, progress: RolloutProgress = quietProgress): Promise<string> {
     const spec = await loadRevisionSpec(this.options.db, this.options.secretBox, revisionId);
-    return rolloutRevision(this.lockUrl(), this.options.db, this.instances, spec, this.deploymentUrl(spec.routeKey), this.timings, progress);
+    return rolloutRevision(
+      this.lockUrl(),
+      this.options.db,
+      this.instances,
+      spec,
+      this.deploymentUrl(spec.routeKey),
+      this.timings,
+      progress,
+    );
   }
 
   /** Stops every instance of a deployment (any process may have started them: they are found by pid). */
@@ -144,12 +159,15 @@ export class LocalTarget {
 
   /** After a restart of the stack: brings back the instances of every deployment with an active revision. */
   async restoreActiveInstances(): Promise<void> {
-    const deployments: Array<{ id: string; active_revision_id: string }> = await this.options.db('deployments')
+    const deployments: Array<{ id: string; active_revision_id: string }> = await this.options
+      .db('deployments')
       .whereNotNull('active_revision_id')
       .whereNull('deleted_at')
       .select('id', 'active_revision_id');
     // Only builds in this data dir can run here; another stack sharing the database keeps its own deployments.
-    const runnable = deployments.filter((deployment) => fs.existsSync(buildPaths(this.options.config.dataDir, deployment.active_revision_id).src));
+    const runnable = deployments.filter((deployment) =>
+      fs.existsSync(buildPaths(this.options.config.dataDir, deployment.active_revision_id).src),
+    );
     await Promise.all(
       runnable.map((deployment) =>
         this.restoreDeployment(deployment.id, deployment.active_revision_id).catch((error: unknown) =>
@@ -161,19 +179,27 @@ export class LocalTarget {
 
   private async restoreDeployment(deploymentId: string, revisionId: string): Promise<void> {
     const { db, secretBox } = this.options;
-    await withDeploymentLock(this.lockUrl(), deploymentId, () => {}, async () => {
-      const spec = await loadRevisionSpec(db, secretBox, revisionId);
-      const rows = await ensureRevisionInstances(db, this.instances, spec, quietProgress);
-      await waitUntilHealthy(this.instances, rows, this.timings.healthTimeoutMs, quietProgress);
-      const active = await db('deployments').where({ id: deploymentId }).whereNull('deleted_at').first('active_revision_id', 'url');
-      // A rollout may have moved on while we waited for the lock: only the still-active revision is switched back in.
-      if (active?.active_revision_id !== revisionId) return;
-      // The gateway of this process may listen on a new port after a restart: its URL is the one that works now.
-      const url = this.gatewayPort !== null || !active.url ? this.deploymentUrl(spec.routeKey) : active.url;
-      await switchRoute(db, spec, rows, url);
-      const leftovers = (await liveInstances(db, deploymentId)).filter((row) => row.status === 'draining');
-      if (leftovers.length > 0) await drainOldInstances(db, this.instances, deploymentId, this.timings, quietProgress);
-    });
+    await withDeploymentLock(
+      this.lockUrl(),
+      deploymentId,
+      () => {},
+      async () => {
+        const spec = await loadRevisionSpec(db, secretBox, revisionId);
+        const rows = await ensureRevisionInstances(db, this.instances, spec, quietProgress);
+        await waitUntilHealthy(this.instances, rows, this.timings.healthTimeoutMs, quietProgress);
+        const active = await db('deployments')
+          .where({ id: deploymentId })
+          .whereNull('deleted_at')
+          .first('active_revision_id', 'url');
+        // A rollout may have moved on while we waited for the lock: only the still-active revision is switched back in.
+        if (active?.active_revision_id !== revisionId) return;
+        // The gateway of this process may listen on a new port after a restart: its URL is the one that works now.
+        const url = this.gatewayPort !== null || !active.url ? this.deploymentUrl(spec.routeKey) : active.url;
+        await switchRoute(db, spec, rows, url);
+        const leftovers = (await liveInstances(db, deploymentId)).filter((row) => row.status === 'draining');
+        if (leftovers.length > 0) await drainOldInstances(db, this.instances, deploymentId, this.timings, quietProgress);
+      },
+    );
   }
 
   /** Stops every instance this process started or adopted. */

@@ -62,7 +62,11 @@ export class InstanceManager {
       stderr_file: path.join(logDir, `${id}.err.log`),
     };
     await db.transaction(async (trx) => {
-      await trx('service_tokens').insert({ id: serviceTokenId, deployment_id: spec.deploymentId, token_hash: hashToken(serviceToken) });
+      await trx('service_tokens').insert({
+        id: serviceTokenId,
+        deployment_id: spec.deploymentId,
+        token_hash: hashToken(serviceToken),
+      });
       await trx('local_instances').insert(row);
     });
     const env = instanceEnvironment(spec, {
@@ -124,7 +128,9 @@ export class InstanceManager {
     await this.copyOutput(row).catch(() => {});
     const { db } = this.deps;
     await db.transaction(async (trx) => {
-      await trx('local_instances').where({ id: row.id }).update({ status: 'stopped', stopped_at: trx.fn.now(), updated_at: trx.fn.now() });
+      await trx('local_instances')
+        .where({ id: row.id })
+        .update({ status: 'stopped', stopped_at: trx.fn.now(), updated_at: trx.fn.now() });
       if (row.service_token_id) await trx('service_tokens').where({ id: row.service_token_id }).delete();
     });
   }
@@ -178,7 +184,8 @@ export class InstanceManager {
         const chunk = readCompleteLines(stream.file, stream.offset);
         if (!chunk) continue;
         update[stream.column] = stream.offset + chunk.bytes;
-        for (const message of chunk.lines) entries.push({ deployment_id: row.deployment_id, revision_id: row.revision_id, level: stream.level, message });
+        for (const message of chunk.lines)
+          entries.push({ deployment_id: row.deployment_id, revision_id: row.revision_id, level: stream.level, message });
       }
       if (Object.keys(update).length === 0) return;
       if (entries.length > 0) await trx.batchInsert('app_logs', entries, 500);

@@ -42,7 +42,12 @@ export interface RolloutTimings {
  * Runs `fn` holding the deployment's advisory lock. The lock lives on a connection of its own, outside the pool, so
  * holders never starve the pool their own work needs; PostgreSQL releases it if this process dies.
  */
-export async function withDeploymentLock<T>(connectionString: string, deploymentId: string, onWait: () => void, fn: () => Promise<T>): Promise<T> {
+export async function withDeploymentLock<T>(
+  connectionString: string,
+  deploymentId: string,
+  onWait: () => void,
+  fn: () => Promise<T>,
+): Promise<T> {
   const client = new PgClient({ connectionString });
   client.on('error', () => {}); // A dropped lock connection surfaces as the query error below, not a crash.
   await client.connect();
@@ -113,7 +118,10 @@ export async function waitUntilHealthy(
     if (Date.now() > deadline) {
       const [row] = [...pending];
       throw new DeployFailedError(
-        failureText(`The app did not answer GET /ok within ${Math.round(timeoutMs / 1000)} s`, row ? instances.lastLines(row) : []),
+        failureText(
+          `The app did not answer GET /ok within ${Math.round(timeoutMs / 1000)} s`,
+          row ? instances.lastLines(row) : [],
+        ),
       );
     }
     progress.phase('waiting-health');
@@ -124,7 +132,12 @@ export async function waitUntilHealthy(
 /** The route switch: this revision's instances serve, every other live one drains, the deployment points here. */
 export async function switchRoute(db: Db, spec: RevisionSpec, rows: InstanceRow[], url: string): Promise<void> {
   await db.transaction(async (trx) => {
-    await trx('local_instances').whereIn('id', rows.map((row) => row.id)).update({ status: 'serving', updated_at: trx.fn.now() });
+    await trx('local_instances')
+      .whereIn(
+        'id',
+        rows.map((row) => row.id),
+      )
+      .update({ status: 'serving', updated_at: trx.fn.now() });
     await trx('local_instances')
       .where({ deployment_id: spec.deploymentId })
       .whereNot({ revision_id: spec.revisionId })
@@ -170,20 +183,25 @@ export async function rolloutRevision(
   timings: RolloutTimings,
   progress: RolloutProgress,
 ): Promise<string> {
-  return withDeploymentLock(lockUrl, spec.deploymentId, () => progress.phase('waiting-lock'), async () => {
-    const rows = await ensureRevisionInstances(db, instances, spec, progress);
-    try {
-      await waitUntilHealthy(instances, rows, timings.healthTimeoutMs, progress);
-    } catch (error) {
-      // The previous revision keeps serving; the instances that never became healthy go.
-      for (const row of rows.filter((r) => r.status === 'starting')) await instances.stop(row, 2000);
-      throw error;
-    }
-    await switchRoute(db, spec, rows, url);
-    progress.phase('switched', `Gateway now routes ${spec.deploymentName} to revision ${spec.revisionId}.`);
-    await drainOldInstances(db, instances, spec.deploymentId, timings, progress);
-    return url;
-  });
+  return withDeploymentLock(
+    lockUrl,
+    spec.deploymentId,
+    () => progress.phase('waiting-lock'),
+    async () => {
+      const rows = await ensureRevisionInstances(db, instances, spec, progress);
+      try {
+        await waitUntilHealthy(instances, rows, timings.healthTimeoutMs, progress);
+      } catch (error) {
+        // The previous revision keeps serving; the instances that never became healthy go.
+        for (const row of rows.filter((r) => r.status === 'starting')) await instances.stop(row, 2000);
+        throw error;
+      }
+      await switchRoute(db, spec, rows, url);
+      progress.phase('switched', `Gateway now routes ${spec.deploymentName} to revision ${spec.revisionId}.`);
+      await drainOldInstances(db, instances, spec.deploymentId, timings, progress);
+      return url;
+    },
+  );
 }
 
 function failureText(what: string, lines: string[]): string {

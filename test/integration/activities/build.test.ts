@@ -3,7 +3,14 @@ import path from 'node:path';
 import { createActivities } from '../../../activities';
 import { isProcessAlive } from '../../../src/targets/local/processes';
 import { buildPaths } from '../../../src/targets/local/revisionSpec';
-import { activityEnv, createDeployment, createTestDeps, writeBuild, type RevisionOptions, type TestDeps } from './pipelineFixtures';
+import {
+  activityEnv,
+  createDeployment,
+  createTestDeps,
+  writeBuild,
+  type RevisionOptions,
+  type TestDeps,
+} from './pipelineFixtures';
 
 describe('buildApplication activity (real processes)', () => {
   let deps: TestDeps;
@@ -23,15 +30,26 @@ describe('buildApplication activity (real processes)', () => {
   it("a build's environment holds the deployment's secrets, PATH and HOME, and none of the control plane's variables", async () => {
     process.env.GRAPHX_CONTROL_PLANE_ONLY = 'must-not-leak';
     try {
-      const build = await prepare({ buildCommand: 'env > env.txt', secrets: [{ name: 'OPENAI_API_KEY', value: 'sk-test-value' }] });
+      const build = await prepare({
+        buildCommand: 'env > env.txt',
+        secrets: [{ name: 'OPENAI_API_KEY', value: 'sk-test-value' }],
+      });
       await activityEnv().run(createActivities(deps).buildApplication, build.ref);
       const env = Object.fromEntries(
-        fs.readFileSync(path.join(build.src, 'env.txt'), 'utf8').trim().split('\n').map((line) => line.split(/=(.*)/s).slice(0, 2)),
+        fs
+          .readFileSync(path.join(build.src, 'env.txt'), 'utf8')
+          .trim()
+          .split('\n')
+          .map((line) => line.split(/=(.*)/s).slice(0, 2)),
       );
       expect(env.OPENAI_API_KEY).toBe('sk-test-value');
       expect(env.HOME).toBe(path.join(deps.config.dataDir, 'build-home'));
       // sh itself adds PWD (and SHLVL); everything else must come from us.
-      expect(Object.keys(env).filter((key) => !['PWD', 'SHLVL', '_', 'OLDPWD'].includes(key)).sort()).toEqual(['HOME', 'OPENAI_API_KEY', 'PATH']);
+      expect(
+        Object.keys(env)
+          .filter((key) => !['PWD', 'SHLVL', '_', 'OLDPWD'].includes(key))
+          .sort(),
+      ).toEqual(['HOME', 'OPENAI_API_KEY', 'PATH']);
       expect(JSON.stringify(env)).not.toContain('must-not-leak');
       expect(JSON.stringify(env)).not.toContain(deps.config.secretKey as string);
     } finally {
@@ -50,8 +68,13 @@ describe('buildApplication activity (real processes)', () => {
   });
 
   it('secret values printed by a build are masked in the logs and in the failure message', async () => {
-    const build = await prepare({ buildCommand: 'echo "token is $API_TOKEN"; exit 1', secrets: [{ name: 'API_TOKEN', value: 'super-secret-42' }] });
-    const failure = await activityEnv().run(createActivities(deps).buildApplication, build.ref).catch((error: unknown) => error as Error) as Error;
+    const build = await prepare({
+      buildCommand: 'echo "token is $API_TOKEN"; exit 1',
+      secrets: [{ name: 'API_TOKEN', value: 'super-secret-42' }],
+    });
+    const failure = (await activityEnv()
+      .run(createActivities(deps).buildApplication, build.ref)
+      .catch((error: unknown) => error as Error)) as Error;
     expect(failure.message).toContain('token is ********');
     expect(await logsOf(build.revisionId)).not.toContain('super-secret-42');
   });
@@ -105,7 +128,8 @@ describe('buildApplication activity (real processes)', () => {
       { buildCommand: 'echo built' },
       {
         'package.json': '{"name":"tiny","version":"1.0.0","private":true}',
-        'package-lock.json': '{"name":"tiny","version":"1.0.0","lockfileVersion":3,"requires":true,"packages":{"":{"name":"tiny","version":"1.0.0"}}}',
+        'package-lock.json':
+          '{"name":"tiny","version":"1.0.0","lockfileVersion":3,"requires":true,"packages":{"":{"name":"tiny","version":"1.0.0"}}}',
       },
     );
     await activityEnv().run(createActivities(deps).buildApplication, build.ref);
@@ -125,6 +149,8 @@ describe('buildApplication activity (real processes)', () => {
       message: expect.stringContaining('not valid JSON'),
     });
     const escaping = await prepare({ graphxConfigPath: '../../../secret-key' });
-    await expect(activityEnv().run(createActivities(deps).buildApplication, escaping.ref)).rejects.toMatchObject({ type: 'ConfigInvalid' });
+    await expect(activityEnv().run(createActivities(deps).buildApplication, escaping.ref)).rejects.toMatchObject({
+      type: 'ConfigInvalid',
+    });
   });
 });

@@ -112,7 +112,10 @@ describe('cloneRepository activity (real git)', () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/org/private.git`;
     try {
       const deployment = await createDeployment(deps.db, deps.secretBox, { repoUrl: url, integrationId: crypto.randomUUID() });
-      const revisionId = await addRevision(deps.db, deps.secretBox, deployment.deploymentId, { repoUrl: url, integrationId: crypto.randomUUID() });
+      const revisionId = await addRevision(deps.db, deps.secretBox, deployment.deploymentId, {
+        repoUrl: url,
+        integrationId: crypto.randomUUID(),
+      });
       const failure = await activityEnv()
         .run(createActivities(deps).cloneRepository, { revisionId, deploymentId: deployment.deploymentId })
         .catch((error: unknown) => error);

@@ -35,7 +35,9 @@ describe('provisionDatabase and teardownDeployment activities (real PostgreSQL)'
     const row = await deps.db('deployments').where({ id: deployment.deploymentId }).first('status', 'database_name');
     expect(row).toEqual({ status: 'READY', database_name: name });
 
-    const client = new PgClient({ connectionString: deploymentDatabaseUri(deps.config, deps.db, deps.secretBox, deployment.deploymentId) });
+    const client = new PgClient({
+      connectionString: deploymentDatabaseUri(deps.config, deps.db, deps.secretBox, deployment.deploymentId),
+    });
     await client.connect();
     try {
       const who = await client.query('SELECT current_user, current_database()');
@@ -51,7 +53,9 @@ describe('provisionDatabase and teardownDeployment activities (real PostgreSQL)'
     const activities = createActivities(deps);
     await activityEnv().run(activities.provisionDatabase, { deploymentId: deployment.deploymentId });
     writeBuild(deps.config, deployment.revisionId);
-    await deps.db('service_tokens').insert({ id: crypto.randomUUID(), deployment_id: deployment.deploymentId, token_hash: 'f'.repeat(64) });
+    await deps
+      .db('service_tokens')
+      .insert({ id: crypto.randomUUID(), deployment_id: deployment.deploymentId, token_hash: 'f'.repeat(64) });
     await deps.db('deployments').where({ id: deployment.deploymentId }).update({ status: 'AWAITING_DELETE' });
 
     await activityEnv().run(activities.teardownDeployment, { deploymentId: deployment.deploymentId });
@@ -77,13 +81,17 @@ describe('provisionDatabase and teardownDeployment activities (real PostgreSQL)'
     const activities = createActivities(deps);
     await activityEnv().run(activities.teardownDeployment, { deploymentId: flagged.deploymentId });
     await activityEnv().run(activities.teardownDeployment, { deploymentId: passed.deploymentId, deleteTracingProject: true });
-    expect(await deps.db('tracing_projects').whereIn('deployment_id', [flagged.deploymentId, passed.deploymentId])).toHaveLength(0);
+    expect(await deps.db('tracing_projects').whereIn('deployment_id', [flagged.deploymentId, passed.deploymentId])).toHaveLength(
+      0,
+    );
   });
 
   it('a deployment being deleted gets no database', async () => {
     const deployment = await createDeployment(deps.db, deps.secretBox);
     await deps.db('deployments').where({ id: deployment.deploymentId }).update({ status: 'AWAITING_DELETE' });
-    await expect(activityEnv().run(createActivities(deps).provisionDatabase, { deploymentId: deployment.deploymentId })).rejects.toMatchObject({
+    await expect(
+      activityEnv().run(createActivities(deps).provisionDatabase, { deploymentId: deployment.deploymentId }),
+    ).rejects.toMatchObject({
       nonRetryable: true,
     });
     expect(await deploymentDatabaseExists(deps.db, deployment.deploymentId)).toBe(false);

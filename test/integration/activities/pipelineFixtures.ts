@@ -59,9 +59,16 @@ export async function createDeployment(db: Db, secretBox: SecretBox, options: Re
 }
 
 /** A new revision of the deployment (status AWAITING_BUILD). */
-export async function addRevision(db: Db, secretBox: SecretBox, deploymentId: string, options: RevisionOptions = {}): Promise<string> {
+export async function addRevision(
+  db: Db,
+  secretBox: SecretBox,
+  deploymentId: string,
+  options: RevisionOptions = {},
+): Promise<string> {
   const deployment = await db('deployments').where({ id: deploymentId }).first('tenant_id');
-  const { max } = (await db('revisions').where({ deployment_id: deploymentId }).max('number as max').first()) as { max: number | null };
+  const { max } = (await db('revisions').where({ deployment_id: deploymentId }).max('number as max').first()) as {
+    max: number | null;
+  };
   const revisionId = crypto.randomUUID();
   await db('revisions').insert({
     id: revisionId,
@@ -71,7 +78,10 @@ export async function addRevision(db: Db, secretBox: SecretBox, deploymentId: st
     status: 'AWAITING_BUILD',
     source: 'codehost',
     source_config: sourceConfig(options),
-    source_revision_config: { repo_ref: options.repoRef ?? 'main', graphx_config_path: options.graphxConfigPath ?? 'graphx.json' },
+    source_revision_config: {
+      repo_ref: options.repoRef ?? 'main',
+      graphx_config_path: options.graphxConfigPath ?? 'graphx.json',
+    },
     secrets_encrypted: secretBox.encrypt(JSON.stringify(options.secrets ?? [])),
   });
   await db('deployments').where({ id: deploymentId }).update({ latest_revision_id: revisionId });

@@ -8,7 +8,8 @@ describe('recordRevisionStatus and recordDeploymentStatus activities', () => {
   });
   afterAll(() => deps.close());
 
-  const revision = (id: string) => deps.db('revisions').where({ id }).first('status', 'status_message', 'failed_step', 'repo_commit_sha');
+  const revision = (id: string) =>
+    deps.db('revisions').where({ id }).first('status', 'status_message', 'failed_step', 'repo_commit_sha');
 
   it('records status, message, failed step and commit sha, and a failed revision can run again', async () => {
     const { revisionId } = await createDeployment(deps.db, deps.secretBox);
@@ -27,7 +28,12 @@ describe('recordRevisionStatus and recordDeploymentStatus activities', () => {
       repo_commit_sha: 'a'.repeat(40),
     });
     await runActivity(recordRevisionStatus, { revisionId, status: 'BUILDING' });
-    expect(await revision(revisionId)).toMatchObject({ status: 'BUILDING', status_message: null, failed_step: null, repo_commit_sha: 'a'.repeat(40) });
+    expect(await revision(revisionId)).toMatchObject({
+      status: 'BUILDING',
+      status_message: null,
+      failed_step: null,
+      repo_commit_sha: 'a'.repeat(40),
+    });
   });
 
   it('a final status is never left, and DEPLOYED keeps the deployment url', async () => {

@@ -37,7 +37,11 @@ describe('deployments API (CONTRACT §2.1–§2.3)', () => {
     await db.destroy();
   });
 
-  const create = (body: unknown, apiKey = key) => call().post('/v2/deployments').set('X-Api-Key', apiKey).send(body as object);
+  const create = (body: unknown, apiKey = key) =>
+    call()
+      .post('/v2/deployments')
+      .set('X-Api-Key', apiKey)
+      .send(body as object);
 
   describe('create', () => {
     it('answers 201 with the deployment, defaults filled, secrets masked, and a tracing project of the same name', async () => {
@@ -68,19 +72,45 @@ describe('deployments API (CONTRACT §2.1–§2.3)', () => {
       ['a missing name', { ...validBody('x'), name: undefined }, ['body', 'name'], 'missing'],
       ['a name with capitals', validBody('My_App'), ['body', 'name'], 'string_pattern_mismatch'],
       ['an unknown source', validBody('ok-name', { source: 'ftp' }), ['body', 'source'], 'enum'],
-      ['source_config that is not an object', validBody('ok-name', { source_config: 'x' }), ['body', 'source_config'], 'dict_type'],
+      [
+        'source_config that is not an object',
+        validBody('ok-name', { source_config: 'x' }),
+        ['body', 'source_config'],
+        'dict_type',
+      ],
       ['secrets that are not a list', validBody('ok-name', { secrets: 'x' }), ['body', 'secrets'], 'list_type'],
-      ['an integration_id that is not a uuid', validBody('ok-name', { source_config: { repo_url: 'https://e.com/r', integration_id: 'nope' } }), ['body', 'source_config', 'integration_id'], 'uuid_parsing'],
-      ['a min_scale below 1', validBody('ok-name', { source_config: { repo_url: 'https://e.com/r', resource_spec: { min_scale: 0 } } }), ['body', 'source_config', 'resource_spec', 'min_scale'], 'greater_than_equal'],
-      ['a secret name with a dash', validBody('ok-name', { secrets: [{ name: 'A-B', value: 'v' }] }), ['body', 'secrets', 0, 'name'], 'string_pattern_mismatch'],
+      [
+        'an integration_id that is not a uuid',
+        validBody('ok-name', { source_config: { repo_url: 'https://e.com/r', integration_id: 'nope' } }),
+        ['body', 'source_config', 'integration_id'],
+        'uuid_parsing',
+      ],
+      [
+        'a min_scale below 1',
+        validBody('ok-name', { source_config: { repo_url: 'https://e.com/r', resource_spec: { min_scale: 0 } } }),
+        ['body', 'source_config', 'resource_spec', 'min_scale'],
+        'greater_than_equal',
+      ],
+      [
+        'a secret name with a dash',
+        validBody('ok-name', { secrets: [{ name: 'A-B', value: 'v' }] }),
+        ['body', 'secrets', 0, 'name'],
+        'string_pattern_mismatch',
+      ],
     ])('rejects %s with 422 in pydantic shape', async (_label, body, loc, type) => {
       const response = await create(body);
       expect(response.status).toBe(422);
-      expect(response.body.detail).toEqual(expect.arrayContaining([expect.objectContaining({ loc, type, msg: expect.any(String) })]));
+      expect(response.body.detail).toEqual(
+        expect.arrayContaining([expect.objectContaining({ loc, type, msg: expect.any(String) })]),
+      );
     });
 
     it('rejects malformed JSON with 422 json_invalid', async () => {
-      const response = await call().post('/v2/deployments').set('X-Api-Key', key).set('Content-Type', 'application/json').send('{"name": ');
+      const response = await call()
+        .post('/v2/deployments')
+        .set('X-Api-Key', key)
+        .set('Content-Type', 'application/json')
+        .send('{"name": ');
       expect(response.status).toBe(422);
       expect(response.body.detail[0]).toMatchObject({ loc: ['body', 0], type: 'json_invalid' });
     });
@@ -92,13 +122,29 @@ describe('deployments API (CONTRACT §2.1–§2.3)', () => {
     });
 
     it.each([
-      ['external_docker in cloud mode', { source: 'external_docker', source_config: {}, source_revision_config: { image_uri: 'r/i:1' } }, /not available in cloud mode/],
+      [
+        'external_docker in cloud mode',
+        { source: 'external_docker', source_config: {}, source_revision_config: { image_uri: 'r/i:1' } },
+        /not available in cloud mode/,
+      ],
       ['codehost without repo_url', { source_config: {} }, /repo_url is required/],
-      ['an http repository on the internet', { source_config: { repo_url: 'http://example.com/r.git' } }, /must be an https:\/\/ URL/],
-      ['a repository URL with credentials', { source_config: { repo_url: 'https://user:pw@example.com/r.git' } }, /must not embed credentials/],
+      [
+        'an http repository on the internet',
+        { source_config: { repo_url: 'http://example.com/r.git' } },
+        /must be an https:\/\/ URL/,
+      ],
+      [
+        'a repository URL with credentials',
+        { source_config: { repo_url: 'https://user:pw@example.com/r.git' } },
+        /must not embed credentials/,
+      ],
       ['a reserved secret name', { secrets: [{ name: 'DATABASE_URI', value: 'x' }] }, /reserved/],
       ['a GRAPHX_ secret name', { secrets: [{ name: 'GRAPHX_SECRET_KEY', value: 'x' }] }, /reserved/],
-      ['an unknown integration', { source_config: { repo_url: 'https://e.com/r', integration_id: crypto.randomUUID() } }, /Integration .* not found/],
+      [
+        'an unknown integration',
+        { source_config: { repo_url: 'https://e.com/r', integration_id: crypto.randomUUID() } },
+        /Integration .* not found/,
+      ],
     ])('rejects %s with 400 and a sentence', async (_label, extra, message) => {
       const response = await create(validBody(uniqueName(), extra));
       expect(response.status).toBe(400);
@@ -187,11 +233,18 @@ describe('deployments API (CONTRACT §2.1–§2.3)', () => {
       const response = await call()
         .patch(`/v2/deployments/${created.id}`)
         .set('X-Api-Key', key)
-        .send({ source_config: { build_command: 'npm run build' }, source_revision_config: { repo_ref: 'release' }, secrets: [{ name: 'OPENAI_API_KEY', value: '********' }] });
+        .send({
+          source_config: { build_command: 'npm run build' },
+          source_revision_config: { repo_ref: 'release' },
+          secrets: [{ name: 'OPENAI_API_KEY', value: '********' }],
+        });
       expect(response.status).toBe(200);
       expect(response.body.latest_revision_id).not.toBe(created.latest_revision_id);
       expect(response.body.source_revision_config.repo_ref).toBe('release');
-      expect(response.body.source_config).toMatchObject({ repo_url: 'https://example.com/acme/agent.git', build_command: 'npm run build' });
+      expect(response.body.source_config).toMatchObject({
+        repo_url: 'https://example.com/acme/agent.git',
+        build_command: 'npm run build',
+      });
       const revisions = await call().get(`/v2/deployments/${created.id}/revisions`).set('X-Api-Key', key);
       expect(revisions.body.resources.map((r: { number: number }) => r.number)).toEqual([2, 1]);
       const newest = await db('revisions').where({ id: response.body.latest_revision_id }).first();
@@ -200,7 +253,10 @@ describe('deployments API (CONTRACT §2.1–§2.3)', () => {
 
     it('changes no revision when only plain source_config fields change', async () => {
       const created = (await create(validBody(uniqueName()))).body;
-      const response = await call().patch(`/v2/deployments/${created.id}`).set('X-Api-Key', key).send({ source_config: { build_on_push: true } });
+      const response = await call()
+        .patch(`/v2/deployments/${created.id}`)
+        .set('X-Api-Key', key)
+        .send({ source_config: { build_on_push: true } });
       expect(response.status).toBe(200);
       expect(response.body.latest_revision_id).toBe(created.latest_revision_id);
       expect(response.body.source_config.build_on_push).toBe(true);
@@ -209,8 +265,16 @@ describe('deployments API (CONTRACT §2.1–§2.3)', () => {
     it.each([
       ['name', { name: 'another-name' }, "Field 'name' cannot be changed after creation."],
       ['source', { source: 'internal_docker' }, "Field 'source' cannot be changed after creation."],
-      ['repo_url', { source_config: { repo_url: 'https://example.com/other.git' } }, "Field 'source_config.repo_url' cannot be changed after creation."],
-      ['a masked secret with no stored value', { secrets: [{ name: 'NEW_ONE', value: '********' }] }, "Secret 'NEW_ONE' has no stored value to keep; send its value."],
+      [
+        'repo_url',
+        { source_config: { repo_url: 'https://example.com/other.git' } },
+        "Field 'source_config.repo_url' cannot be changed after creation.",
+      ],
+      [
+        'a masked secret with no stored value',
+        { secrets: [{ name: 'NEW_ONE', value: '********' }] },
+        "Secret 'NEW_ONE' has no stored value to keep; send its value.",
+      ],
     ])('rejects a change of %s with 400', async (_label, body, detail) => {
       const created = (await create(validBody(uniqueName()))).body;
       const response = await call().patch(`/v2/deployments/${created.id}`).set('X-Api-Key', key).send(body);
@@ -241,14 +305,23 @@ describe('deployments API (CONTRACT §2.1–§2.3)', () => {
 
     it('reads a new revision from the database while no workflow runs it', async () => {
       const created = (await create(validBody(uniqueName()))).body;
-      const response = await call().get(`/v2/deployments/${created.id}/revisions/${created.latest_revision_id}`).set('X-Api-Key', key);
+      const response = await call()
+        .get(`/v2/deployments/${created.id}/revisions/${created.latest_revision_id}`)
+        .set('X-Api-Key', key);
       expect(response.status).toBe(200);
-      expect(response.body).toMatchObject({ id: created.latest_revision_id, deployment_id: created.id, status: 'CREATING', status_message: null });
+      expect(response.body).toMatchObject({
+        id: created.latest_revision_id,
+        deployment_id: created.id,
+        status: 'CREATING',
+        status_message: null,
+      });
     });
 
     it('refuses to retry a revision that has not failed with 409', async () => {
       const created = (await create(validBody(uniqueName()))).body;
-      const response = await call().post(`/v2/deployments/${created.id}/revisions/${created.latest_revision_id}/retry`).set('X-Api-Key', key);
+      const response = await call()
+        .post(`/v2/deployments/${created.id}/revisions/${created.latest_revision_id}/retry`)
+        .set('X-Api-Key', key);
       expect(response.status).toBe(409);
       expect(response.body.detail).toMatch(/only a BUILD_FAILED or DEPLOY_FAILED revision can be retried/);
     });
@@ -262,7 +335,9 @@ describe('deployments API (CONTRACT §2.1–§2.3)', () => {
 
     it('serves empty build and app logs in the contract shape', async () => {
       const created = (await create(validBody(uniqueName()))).body;
-      const logs = await call().get(`/v2/deployments/${created.id}/revisions/${created.latest_revision_id}/logs?order=desc`).set('X-Api-Key', key);
+      const logs = await call()
+        .get(`/v2/deployments/${created.id}/revisions/${created.latest_revision_id}/logs?order=desc`)
+        .set('X-Api-Key', key);
       expect(logs.status).toBe(200);
       expect(logs.body).toEqual({ logs: [], next_offset: null });
       const appLogs = await call().get(`/v2/deployments/${created.id}/logs`).set('X-Api-Key', key);

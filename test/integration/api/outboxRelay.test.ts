@@ -32,7 +32,12 @@ describe('pipeline outbox', () => {
     const created = await request(app.callback())
       .post('/v2/deployments')
       .set('X-Api-Key', apiKey)
-      .send({ name: `outbox-${crypto.randomBytes(3).toString('hex')}`, source: 'codehost', source_config: { repo_url: 'https://e.com/r.git' }, source_revision_config: {} });
+      .send({
+        name: `outbox-${crypto.randomBytes(3).toString('hex')}`,
+        source: 'codehost',
+        source_config: { repo_url: 'https://e.com/r.git' },
+        source_revision_config: {},
+      });
     expect(created.status).toBe(201);
     const handle = temporal.workflow.getHandle(deploymentWorkflowId(created.body.id));
     await expect(handle.describe()).rejects.toThrow();

@@ -35,35 +35,50 @@ describe('token endpoints on non-public addresses', () => {
   it.each([
     ['localhost', 'https://localhost:PORT/token'],
     ['a literal loopback address', 'https://127.0.0.1:PORT/token'],
-  ])('refuses the code exchange when the token URL names %s, with no connection made and nothing stored', async (_label, template) => {
-    const providerId = `internal-${connections}-${Math.random().toString(36).slice(2, 8)}`;
-    const created = await stack.api('/v2/auth/providers', {
-      method: 'POST',
-      apiKey,
-      body: {
-        provider_id: providerId,
-        name: 'Internal',
-        client_id: 'client',
-        client_secret: 'secret',
-        auth_url: `https://localhost:${port}/authorize`,
-        token_url: template.replace('PORT', String(port)),
-      },
-    });
-    expect(created.status).toBe(200);
-    const started = await stack.api('/v2/auth/authenticate', { method: 'POST', apiKey, body: { provider: providerId, scopes: [] } });
-    expect(started.status).toBe(200);
-    const state = new URL(started.body.url).searchParams.get('state') as string;
+  ])(
+    'refuses the code exchange when the token URL names %s, with no connection made and nothing stored',
+    async (_label, template) => {
+      const providerId = `internal-${connections}-${Math.random().toString(36).slice(2, 8)}`;
+      const created = await stack.api('/v2/auth/providers', {
+        method: 'POST',
+        apiKey,
+        body: {
+          provider_id: providerId,
+          name: 'Internal',
+          client_id: 'client',
+          client_secret: 'secret',
+          auth_url: `https://localhost:${port}/authorize`,
+          token_url: template.replace('PORT', String(port)),
+        },
+      });
+      expect(created.status).toBe(200);
+      const started = await stack.api('/v2/auth/authenticate', {
+        method: 'POST',
+        apiKey,
+        body: { provider: providerId, scopes: [] },
+      });
+      expect(started.status).toBe(200);
+      const state = new URL(started.body.url).searchParams.get('state') as string;
 
-    const answer = await stack.api(`/v2/auth/callback/${providerId}?code=abc&state=${encodeURIComponent(state)}`);
-    expect(answer.status).toBe(400);
-    expect(answer.body.detail).toMatch(/^The token endpoint's host resolves to (127\.0\.0\.1|::1), an address the control plane does not send requests to\.$/);
-    expect(connections).toBe(0);
-    expect(await stack.db('oauth_tokens').where({ tenant_id: tenantId })).toHaveLength(0);
-  });
+      const answer = await stack.api(`/v2/auth/callback/${providerId}?code=abc&state=${encodeURIComponent(state)}`);
+      expect(answer.status).toBe(400);
+      expect(answer.body.detail).toMatch(
+        /^The token endpoint's host resolves to (127\.0\.0\.1|::1), an address the control plane does not send requests to\.$/,
+      );
+      expect(connections).toBe(0);
+      expect(await stack.db('oauth_tokens').where({ tenant_id: tenantId })).toHaveLength(0);
+    },
+  );
 
   it('refuses at connect time too: a name is judged on the addresses the socket would use (no DNS rebinding gap)', async () => {
     const before = connections;
-    const post = postForm(`http://localhost:${port}/token`, { headers: {}, body: 'a=b', timeoutMs: 5_000, maxChars: 100, lookup: guardedLookup(true) });
+    const post = postForm(`http://localhost:${port}/token`, {
+      headers: {},
+      body: 'a=b',
+      timeoutMs: 5_000,
+      maxChars: 100,
+      lookup: guardedLookup(true),
+    });
     await expect(post).rejects.toBeInstanceOf(RefusedDestinationError);
     expect(connections).toBe(before);
   });

@@ -27,7 +27,15 @@ describe('database migrations', () => {
     try {
       await db.migrate.latest(migrationConfig);
       expect(await tables()).toEqual(
-        expect.arrayContaining(['tenants', 'api_keys', 'deployments', 'revisions', 'tracing_projects', 'pipeline_outbox', 'oauth_providers']),
+        expect.arrayContaining([
+          'tenants',
+          'api_keys',
+          'deployments',
+          'revisions',
+          'tracing_projects',
+          'pipeline_outbox',
+          'oauth_providers',
+        ]),
       );
       const comment = await db.raw(`SELECT obj_description('deployments'::regclass) AS comment`);
       expect(comment.rows[0].comment).toMatch(/deployed agent server/);

@@ -19,7 +19,11 @@ async function collect(stream: AsyncIterable<{ event: string; data: unknown }>) 
 }
 
 function post(path: string, body: unknown) {
-  return fetch(`${runtime.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return fetch(`${runtime.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 }
 
 beforeAll(async () => {
@@ -39,7 +43,19 @@ test('a threadless run in updates mode streams metadata then one update per node
   expect(events.map((event) => event.event)).toEqual(['metadata', 'updates', 'updates']);
   expect(events[0]!.data).toEqual({ run_id: expect.any(String), attempt: 1 });
   expect(events[1]!.data).toEqual({
-    agent: { messages: [{ id: 'ai-1', content: 'echo: hi', tool_calls: [], invalid_tool_calls: [], additional_kwargs: {}, response_metadata: {}, type: 'ai' }] },
+    agent: {
+      messages: [
+        {
+          id: 'ai-1',
+          content: 'echo: hi',
+          tool_calls: [],
+          invalid_tool_calls: [],
+          additional_kwargs: {},
+          response_metadata: {},
+          type: 'ai',
+        },
+      ],
+    },
   });
   expect(events[2]!.data.tools.messages[0]).toMatchObject({ id: 'tool-2', content: 'ok', type: 'tool', tool_call_id: 'call-0' });
 });
@@ -70,7 +86,12 @@ test('custom mode relays what a node wrote with the stream writer', async () => 
 });
 
 test('the wire format is one compact data line per event with Content-Location naming the run', async () => {
-  const response = await post('/runs/stream', { assistant_id: 'agent', input: hi, stream_mode: ['values', 'updates'], unknown_field: 1 });
+  const response = await post('/runs/stream', {
+    assistant_id: 'agent',
+    input: hi,
+    stream_mode: ['values', 'updates'],
+    unknown_field: 1,
+  });
   expect(response.headers.get('content-type')).toBe('text/event-stream');
   const events = await readSse(response);
   const runId = (events[0]!.data as { run_id: string }).run_id;
@@ -88,7 +109,11 @@ test('an uncompiled StateGraph, a promise, a CommonJS module and a per-run facto
   const answers: Record<string, string> = {};
   for (const graph of ['uncompiled', 'promised', 'cjs', 'factory']) {
     const events = await collect(
-      client.runs.stream(null, graph, { input: { messages: [] }, streamMode: 'updates', config: { configurable: { nodeName: 'per_run' } } }),
+      client.runs.stream(null, graph, {
+        input: { messages: [] },
+        streamMode: 'updates',
+        config: { configurable: { nodeName: 'per_run' } },
+      }),
     );
     const update = events.find((event) => event.event === 'updates')!.data;
     answers[graph] = (Object.values(update)[0] as { messages: Array<{ content: string }> }).messages[0]!.content;
@@ -103,10 +128,17 @@ test('an uncompiled StateGraph, a promise, a CommonJS module and a per-run facto
 
 test('a thread keeps its state across two runs and getState returns it', async () => {
   const thread = await client.threads.create({ metadata: { purpose: 'two-turns' } });
-  expect(await client.threads.get(thread.thread_id)).toMatchObject({ thread_id: thread.thread_id, status: 'idle', metadata: { purpose: 'two-turns' } });
+  expect(await client.threads.get(thread.thread_id)).toMatchObject({
+    thread_id: thread.thread_id,
+    status: 'idle',
+    metadata: { purpose: 'two-turns' },
+  });
   await collect(client.runs.stream(thread.thread_id, 'agent', { input: hi, streamMode: 'updates' }));
   const second = await collect(
-    client.runs.stream(thread.thread_id, 'agent', { input: { messages: [{ role: 'user', content: 'again' }] }, streamMode: 'messages-tuple' }),
+    client.runs.stream(thread.thread_id, 'agent', {
+      input: { messages: [{ role: 'user', content: 'again' }] },
+      streamMode: 'messages-tuple',
+    }),
   );
   expect(second[1]!.data[0]).toMatchObject({ id: 'ai-4', content: 'echo: again' });
   const state = await client.threads.getState<{ messages: Array<{ content: string }> }>(thread.thread_id);
@@ -123,10 +155,14 @@ test('a thread keeps its state across two runs and getState returns it', async (
 test('GET /threads returns the same threads as POST /threads/search for the same filter', async () => {
   for (let index = 0; index < 3; index += 1) await client.threads.create({ metadata: { listing: 'same', index } });
   const searched = await client.threads.search({ metadata: { listing: 'same' }, limit: 2, offset: 1 });
-  const listed = await fetch(`${runtime.url}/threads?metadata=${encodeURIComponent(JSON.stringify({ listing: 'same' }))}&limit=2&offset=1`);
+  const listed = await fetch(
+    `${runtime.url}/threads?metadata=${encodeURIComponent(JSON.stringify({ listing: 'same' }))}&limit=2&offset=1`,
+  );
   expect(listed.status).toBe(200);
   expect(listed.headers.get('x-pagination-total')).toBe('3');
-  expect(((await listed.json()) as Array<{ thread_id: string }>).map((thread) => thread.thread_id)).toEqual(searched.map((thread) => thread.thread_id));
+  expect(((await listed.json()) as Array<{ thread_id: string }>).map((thread) => thread.thread_id)).toEqual(
+    searched.map((thread) => thread.thread_id),
+  );
   expect(await client.threads.count({ metadata: { listing: 'same' } })).toBe(3);
 });
 
@@ -141,7 +177,15 @@ test('threads can be patched and deleted, and a deleted thread answers 404 with 
 
 test('assistants.search lists one system assistant per graph, and an assistant is found by id or graph name', async () => {
   const assistants = await client.assistants.search({ limit: 100 });
-  expect(assistants.map((assistant) => assistant.graph_id).sort()).toEqual(['agent', 'cjs', 'factory', 'failing', 'promised', 'slow', 'uncompiled']);
+  expect(assistants.map((assistant) => assistant.graph_id).sort()).toEqual([
+    'agent',
+    'cjs',
+    'factory',
+    'failing',
+    'promised',
+    'slow',
+    'uncompiled',
+  ]);
   const agent = assistants.find((assistant) => assistant.graph_id === 'agent')!;
   expect(agent.assistant_id).toBe('fe096781-5601-53d2-b2f6-0d3403f7e9ca');
   expect((await client.assistants.get(agent.assistant_id)).graph_id).toBe('agent');
@@ -156,7 +200,11 @@ test('bad input gets a 4xx with detail: unknown assistant 404, bad stream_mode 4
   const badMode = await post('/runs/stream', { assistant_id: 'agent', stream_mode: 'bogus' });
   expect(badMode.status).toBe(422);
   expect(((await badMode.json()) as { detail: unknown[] }).detail[0]).toMatchObject({ loc: ['body', 'stream_mode'] });
-  const malformed = await fetch(`${runtime.url}/threads/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' });
+  const malformed = await fetch(`${runtime.url}/threads/search`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{',
+  });
   expect(malformed.status).toBe(422);
   expect(((await malformed.json()) as { detail: Array<{ type: string }> }).detail[0]!.type).toBe('json_invalid');
   const missing = await post('/threads/00000000-0000-4000-8000-000000000000/runs/stream', { assistant_id: 'agent', input: hi });
@@ -189,7 +237,12 @@ test('a client that disconnects cancels its run by default (on_disconnect cancel
   const reader = response.body!.getReader();
   await reader.read(); // the metadata event: the run has started
   abort.abort();
-  await waitFor('the thread to be released', async () => (await client.threads.get(thread.thread_id)).status === 'idle', 2_000, 20);
+  await waitFor(
+    'the thread to be released',
+    async () => (await client.threads.get(thread.thread_id)).status === 'idle',
+    2_000,
+    20,
+  );
   // The slow node would take 3 s: the run ended well before that, as interrupted.
   expect((await client.runs.list(thread.thread_id))[0]?.status).toBe('interrupted');
 });
@@ -201,7 +254,12 @@ test('threadless runs are persisted as run records without leaving a thread behi
   const pg = new PgClient({ connectionString: database.url });
   await pg.connect();
   try {
-    await waitFor('the run record', async () => (await pg.query('SELECT status FROM graphx_runs WHERE run_id = $1', [runId])).rows[0]?.status === 'success', 5_000, 20);
+    await waitFor(
+      'the run record',
+      async () => (await pg.query('SELECT status FROM graphx_runs WHERE run_id = $1', [runId])).rows[0]?.status === 'success',
+      5_000,
+      20,
+    );
   } finally {
     await pg.end();
   }

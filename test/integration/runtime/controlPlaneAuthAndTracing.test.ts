@@ -45,8 +45,12 @@ async function streamRun(url: string, headers: Record<string, string>) {
   });
 }
 
-async function tracedRuns(projectId: string): Promise<Array<{ id: string; status: string; latency_ms: number; outputs: any; assistant_id: string }>> {
-  const response = await fetch(`${controlPlane.url}/v1/projects/${projectId}/runs?limit=100`, { headers: { 'x-api-key': tenant.apiKey } });
+async function tracedRuns(
+  projectId: string,
+): Promise<Array<{ id: string; status: string; latency_ms: number; outputs: any; assistant_id: string }>> {
+  const response = await fetch(`${controlPlane.url}/v1/projects/${projectId}/runs?limit=100`, {
+    headers: { 'x-api-key': tenant.apiKey },
+  });
   expect(response.status).toBe(200);
   return ((await response.json()) as { resources: any[] }).resources;
 }
@@ -108,8 +112,12 @@ test("a run's record appears in the deployment's tracing project with its status
   expect(record.latency_ms).toEqual(expect.any(Number));
   expect(record.outputs.messages.map((message: { content: string }) => message.content)).toEqual(['hi', 'echo: hi', 'ok']);
   const projects = await fetch(`${controlPlane.url}/v1/projects`, { headers: { 'x-api-key': otherTenant.apiKey } });
-  expect(((await projects.json()) as { resources: Array<{ id: string }> }).resources.map((project) => project.id)).not.toContain(deployment.projectId);
-  const foreignRead = await fetch(`${controlPlane.url}/v1/projects/${deployment.projectId}/runs`, { headers: { 'x-api-key': otherTenant.apiKey } });
+  expect(((await projects.json()) as { resources: Array<{ id: string }> }).resources.map((project) => project.id)).not.toContain(
+    deployment.projectId,
+  );
+  const foreignRead = await fetch(`${controlPlane.url}/v1/projects/${deployment.projectId}/runs`, {
+    headers: { 'x-api-key': otherTenant.apiKey },
+  });
   expect(foreignRead.status).toBe(404);
 });
 

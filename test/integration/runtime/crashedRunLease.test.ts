@@ -13,7 +13,10 @@ let survivor: RuntimeProcess;
 
 beforeAll(async () => {
   database = await createTestDatabase('lease');
-  [doomed, survivor] = await Promise.all([startDevRuntime('runtime-echo', database.url, LEASE), startDevRuntime('runtime-echo', database.url, LEASE)]);
+  [doomed, survivor] = await Promise.all([
+    startDevRuntime('runtime-echo', database.url, LEASE),
+    startDevRuntime('runtime-echo', database.url, LEASE),
+  ]);
 });
 
 afterAll(async () => {
@@ -42,7 +45,11 @@ test('a thread whose runtime was SIGKILLed mid-run is refused while the lease li
 
   const started = Date.now();
   const events = [];
-  for await (const event of onSurvivor.runs.stream(thread.thread_id, 'agent', { input: { messages: [{ role: 'user', content: 'after' }] }, streamMode: 'updates', multitaskStrategy: 'enqueue' })) {
+  for await (const event of onSurvivor.runs.stream(thread.thread_id, 'agent', {
+    input: { messages: [{ role: 'user', content: 'after' }] },
+    streamMode: 'updates',
+    multitaskStrategy: 'enqueue',
+  })) {
     events.push(event.event);
   }
   expect(events).toEqual(['metadata', 'updates', 'updates']);
@@ -57,7 +64,9 @@ test('a thread whose runtime was SIGKILLed mid-run is refused while the lease li
   const pg = new PgClient({ connectionString: database.url });
   await pg.connect();
   try {
-    const row = (await pg.query('SELECT busy_owner, lease_expires_at FROM graphx_threads WHERE thread_id = $1', [thread.thread_id])).rows[0];
+    const row = (
+      await pg.query('SELECT busy_owner, lease_expires_at FROM graphx_threads WHERE thread_id = $1', [thread.thread_id])
+    ).rows[0];
     expect(row).toEqual({ busy_owner: null, lease_expires_at: null });
   } finally {
     await pg.end();

@@ -11,7 +11,8 @@ let user1: Client;
 let user2: Client;
 const hi = { messages: [{ role: 'user', content: 'hi' }] };
 
-const clientFor = (token: string) => new Client({ apiUrl: runtime.url, apiKey: null, defaultHeaders: { Authorization: `Bearer ${token}` } });
+const clientFor = (token: string) =>
+  new Client({ apiUrl: runtime.url, apiKey: null, defaultHeaders: { Authorization: `Bearer ${token}` } });
 
 async function lastAnswer(client: Client, threadId: string | null, config?: Record<string, unknown>) {
   let answer: any = null;
@@ -38,7 +39,11 @@ afterAll(async () => {
 
 test('a missing or wrong token is a 401 with the detail the handler gave', async () => {
   for (const headers of [{}, { authorization: 'Bearer nope' }] as Array<Record<string, string>>) {
-    const response = await fetch(`${runtime.url}/threads/search`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{}' });
+    const response = await fetch(`${runtime.url}/threads/search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: '{}',
+    });
     expect(response.status).toBe(401);
     expect(await response.json()).toEqual({ detail: 'Invalid token' });
   }
@@ -46,7 +51,13 @@ test('a missing or wrong token is a 401 with the detail the handler gave', async
 });
 
 test('a node receives the authenticated user and its custom fields at configurable.graphx_auth_user', async () => {
-  expect(await lastAnswer(user1, null)).toEqual({ identity: 'user1', org_id: 'org-a', github_token: 'gh-user1', user_id: 'user1', kind: null });
+  expect(await lastAnswer(user1, null)).toEqual({
+    identity: 'user1',
+    org_id: 'org-a',
+    github_token: 'gh-user1',
+    user_id: 'user1',
+    kind: null,
+  });
 });
 
 test('a client cannot spoof graphx_auth_user through config', async () => {
@@ -69,7 +80,9 @@ test("user B cannot read, search, run on or delete user A's thread, which is sta
   const listed = await fetch(`${runtime.url}/threads`, { headers: { authorization: 'Bearer user2-token' } });
   expect(((await listed.json()) as Array<{ thread_id: string }>).map((item) => item.thread_id)).not.toContain(thread.thread_id);
 
-  expect((await user1.threads.search({ metadata: { topic: 'secret' } })).map((item) => item.thread_id)).toEqual([thread.thread_id]);
+  expect((await user1.threads.search({ metadata: { topic: 'secret' } })).map((item) => item.thread_id)).toEqual([
+    thread.thread_id,
+  ]);
   expect((await user1.threads.get(thread.thread_id)).metadata?.owner).toBe('user1');
 });
 

@@ -39,13 +39,20 @@ afterAll(() => {
 
 test('graphx dev without DATABASE_URI serves a run on embedded PostgreSQL and SIGINT leaves no postgres running', async () => {
   const port = await findFreePort();
-  runtime = await spawnRuntime({ args: ['dev', '--config', path.join(appDir, 'graphx.json'), '--port', String(port)], env: {}, port });
+  runtime = await spawnRuntime({
+    args: ['dev', '--config', path.join(appDir, 'graphx.json'), '--port', String(port)],
+    env: {},
+    port,
+  });
   expect(processesUsing(path.join(appDir, '.graphx')).length).toBeGreaterThan(0);
 
   const client = new Client({ apiUrl: runtime.url, apiKey: null });
   const thread = await client.threads.create();
   const events = [];
-  for await (const event of client.runs.stream(thread.thread_id, 'agent', { input: { messages: [{ role: 'user', content: 'hi' }] }, streamMode: 'updates' })) {
+  for await (const event of client.runs.stream(thread.thread_id, 'agent', {
+    input: { messages: [{ role: 'user', content: 'hi' }] },
+    streamMode: 'updates',
+  })) {
     events.push(event.event);
   }
   expect(events).toEqual(['metadata', 'updates', 'updates']);

@@ -36,7 +36,10 @@ async function contents(threadId: string): Promise<string[]> {
 
 beforeAll(async () => {
   database = await createTestDatabase('multitask');
-  [first, second] = await Promise.all([startDevRuntime('runtime-echo', database.url), startDevRuntime('runtime-echo', database.url)]);
+  [first, second] = await Promise.all([
+    startDevRuntime('runtime-echo', database.url),
+    startDevRuntime('runtime-echo', database.url),
+  ]);
   clientA = new Client({ apiUrl: first.url, apiKey: null });
   clientB = new Client({ apiUrl: second.url, apiKey: null });
 });
@@ -50,7 +53,9 @@ afterAll(async () => {
 test('reject refuses a run on a busy thread with 409 and leaves the running run alone', async () => {
   const thread = await clientA.threads.create();
   const { events: running } = await slowRunOnA(thread.thread_id);
-  await expect(collect(clientB.runs.stream(thread.thread_id, 'agent', { input: say('second'), multitaskStrategy: 'reject' }))).rejects.toThrow(/409/);
+  await expect(
+    collect(clientB.runs.stream(thread.thread_id, 'agent', { input: say('second'), multitaskStrategy: 'reject' })),
+  ).rejects.toThrow(/409/);
   await running;
   expect((await clientB.runs.list(thread.thread_id)).map((run) => run.status)).toEqual(['success']);
 });
@@ -59,7 +64,13 @@ test('interrupt on another instance stops the running run as interrupted, then r
   const thread = await clientA.threads.create();
   const { events: running } = await slowRunOnA(thread.thread_id);
   const started = Date.now();
-  const events = await collect(clientB.runs.stream(thread.thread_id, 'agent', { input: say('second'), multitaskStrategy: 'interrupt', streamMode: 'updates' }));
+  const events = await collect(
+    clientB.runs.stream(thread.thread_id, 'agent', {
+      input: say('second'),
+      multitaskStrategy: 'interrupt',
+      streamMode: 'updates',
+    }),
+  );
   expect(Date.now() - started).toBeLessThan(2_500);
   expect(events.map((event) => event.event)).toEqual(['metadata', 'updates', 'updates']);
   expect((await running).map((event) => event.event)).toEqual(['metadata']);
@@ -73,11 +84,20 @@ test('rollback on another instance stops the running run and deletes it with the
   const thread = await clientA.threads.create();
   await collect(clientA.runs.stream(thread.thread_id, 'agent', { input: say('zero'), streamMode: 'updates' }));
   const { events: running } = await slowRunOnA(thread.thread_id);
-  await collect(clientB.runs.stream(thread.thread_id, 'agent', { input: say('second'), multitaskStrategy: 'rollback', streamMode: 'updates' }));
+  await collect(
+    clientB.runs.stream(thread.thread_id, 'agent', {
+      input: say('second'),
+      multitaskStrategy: 'rollback',
+      streamMode: 'updates',
+    }),
+  );
   await running;
   const runs = await clientB.runs.list(thread.thread_id);
   expect(runs).toHaveLength(2);
-  const inputs = runs.map((run) => (run as unknown as { kwargs: { input: { messages: Array<{ content: string }> } } }).kwargs.input.messages[0]!.content);
+  const inputs = runs.map(
+    (run) =>
+      (run as unknown as { kwargs: { input: { messages: Array<{ content: string }> } } }).kwargs.input.messages[0]!.content,
+  );
   expect(inputs).toEqual(['second', 'zero']);
   expect(await contents(thread.thread_id)).toEqual(['zero', 'echo: zero', 'ok', 'second', 'echo: second', 'ok']);
 });
@@ -85,7 +105,9 @@ test('rollback on another instance stops the running run and deletes it with the
 test('enqueue on another instance waits for the running run to finish, then runs after it', async () => {
   const thread = await clientA.threads.create();
   const { events: running } = await slowRunOnA(thread.thread_id);
-  const queued = await collect(clientB.runs.stream(thread.thread_id, 'agent', { input: say('second'), multitaskStrategy: 'enqueue', streamMode: 'updates' }));
+  const queued = await collect(
+    clientB.runs.stream(thread.thread_id, 'agent', { input: say('second'), multitaskStrategy: 'enqueue', streamMode: 'updates' }),
+  );
   expect(queued.map((event) => event.event)).toEqual(['metadata', 'updates', 'updates']);
   expect((await running).map((event) => event.event)).toEqual(['metadata', 'updates']);
   expect((await clientB.runs.list(thread.thread_id)).map((run) => run.status)).toEqual(['success', 'success']);

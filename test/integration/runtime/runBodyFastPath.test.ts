@@ -11,9 +11,27 @@ const input = { messages: [{ role: 'user', content: 'hi' }] };
 const bodies: unknown[] = [
   { assistant_id: 'agent', input },
   { assistant_id: 'agent', input, stream_mode: 'updates', extra_field: [1] },
-  { assistant_id: 'agent', input: null, stream_mode: ['values', 'messages-tuple'], stream_subgraphs: true, on_disconnect: 'continue' },
-  { assistant_id: 'agent', command: { resume: 1 }, config: { configurable: { a: 1 }, tags: ['t'], recursion_limit: 5 }, metadata: { k: 'v' } },
-  { assistant_id: 'agent', multitask_strategy: 'enqueue', if_not_exists: 'create', context: { user: 'x' }, config: null, metadata: null },
+  {
+    assistant_id: 'agent',
+    input: null,
+    stream_mode: ['values', 'messages-tuple'],
+    stream_subgraphs: true,
+    on_disconnect: 'continue',
+  },
+  {
+    assistant_id: 'agent',
+    command: { resume: 1 },
+    config: { configurable: { a: 1 }, tags: ['t'], recursion_limit: 5 },
+    metadata: { k: 'v' },
+  },
+  {
+    assistant_id: 'agent',
+    multitask_strategy: 'enqueue',
+    if_not_exists: 'create',
+    context: { user: 'x' },
+    config: null,
+    metadata: null,
+  },
   { assistant_id: 'agent', stream_mode: [] },
   // Invalid: the fast path must refuse them all.
   { assistant_id: '' },

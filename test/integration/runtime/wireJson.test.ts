@@ -14,7 +14,15 @@ test('messages nested in objects, arrays and tuples become {...fields, type}, ot
   expect(JSON.parse(toWireJson(value))).toEqual({
     messages: [
       { id: 'h', content: 'hi', type: 'human', additional_kwargs: {}, response_metadata: {} },
-      { id: 'a', content: 'yo', type: 'ai', additional_kwargs: {}, response_metadata: {}, tool_calls: [], invalid_tool_calls: [] },
+      {
+        id: 'a',
+        content: 'yo',
+        type: 'ai',
+        additional_kwargs: {},
+        response_metadata: {},
+        tool_calls: [],
+        invalid_tool_calls: [],
+      },
     ],
     tuple: [expect.objectContaining({ id: 'c', content: 'to', type: 'ai', tool_call_chunks: [] }), { langgraph_node: 'agent' }],
     when: '2026-01-02T03:04:05.000Z',

@@ -6,7 +6,7 @@ const http = require('node:http');
 
 if (process.env.FAKE_EXIT_WITH) {
   console.log('fake runtime starting');
-  console.error("Error: Cannot find module ./src/graph.js");
+  console.error('Error: Cannot find module ./src/graph.js');
   process.exit(3);
 }
 
@@ -42,7 +42,10 @@ const server = http.createServer((req, res) => {
             GRAPHX_CONFIG_PATH: process.env.GRAPHX_CONFIG_PATH,
             DATABASE_URI_USER: new URL(process.env.DATABASE_URI).username,
           },
-          serviceTokenHash: crypto.createHash('sha256').update(process.env.GRAPHX_SERVICE_TOKEN || '').digest('hex'),
+          serviceTokenHash: crypto
+            .createHash('sha256')
+            .update(process.env.GRAPHX_SERVICE_TOKEN || '')
+            .digest('hex'),
           cwd: process.cwd(),
         }),
       );

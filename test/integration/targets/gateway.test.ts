@@ -2,7 +2,14 @@ import http from 'node:http';
 import { createActivities } from '../../../activities';
 import { isProcessAlive } from '../../../src/targets/local/processes';
 import { liveInstances } from '../../../src/targets/local/revisionSpec';
-import { addRevision, createDeployment, createTestDeps, runActivity, writeBuild, type TestDeps } from '../activities/pipelineFixtures';
+import {
+  addRevision,
+  createDeployment,
+  createTestDeps,
+  runActivity,
+  writeBuild,
+  type TestDeps,
+} from '../activities/pipelineFixtures';
 
 // Instances run test/integration/targets/fakeRuntime.js: the real runtime is being built in parallel.
 describe('the gateway in front of local instances (real HTTP, fake runtime script)', () => {
@@ -28,7 +35,18 @@ describe('the gateway in front of local instances (real HTTP, fake runtime scrip
     const { url } = await deployed();
     const response = await rawRequest(`${url}/whoami/deep?x=1&y=2`, {
       method: 'POST',
-      headers: ['X-Api-Key', 'key-123', 'Authorization', 'Bearer abc', 'X-Custom', 'one', 'X-Custom', 'two', 'Content-Type', 'application/json'],
+      headers: [
+        'X-Api-Key',
+        'key-123',
+        'Authorization',
+        'Bearer abc',
+        'X-Custom',
+        'one',
+        'X-Custom',
+        'two',
+        'Content-Type',
+        'application/json',
+      ],
       body: '{"hello":"world"}',
     });
     expect(response.status).toBe(200);
@@ -60,7 +78,12 @@ describe('the gateway in front of local instances (real HTTP, fake runtime scrip
         })
         .on('error', reject);
     });
-    const events = arrivals.flatMap((arrival) => arrival.text.split('\n\n').filter(Boolean).map(() => arrival.at));
+    const events = arrivals.flatMap((arrival) =>
+      arrival.text
+        .split('\n\n')
+        .filter(Boolean)
+        .map(() => arrival.at),
+    );
     expect(events).toHaveLength(4);
     // Each event arrives on its own, about 400 ms after the previous one, not all together at the end.
     for (let i = 1; i < events.length; i += 1) expect((events[i] as number) - (events[i - 1] as number)).toBeGreaterThan(250);
@@ -101,9 +124,10 @@ describe('the gateway in front of local instances (real HTTP, fake runtime scrip
     let rolling = true;
     const clients = Array.from({ length: 4 }, async (_, client) => {
       for (let i = 0; i < 2000 && (rolling || i < 5); i += 1) {
-        const response = await rawRequest(`${first.url}/whoami`, { method: client % 2 ? 'POST' : 'GET', body: client % 2 ? '{"n":1}' : undefined }).catch(
-          (error: Error) => ({ status: 0, body: error.message, headers: {} }),
-        );
+        const response = await rawRequest(`${first.url}/whoami`, {
+          method: client % 2 ? 'POST' : 'GET',
+          body: client % 2 ? '{"n":1}' : undefined,
+        }).catch((error: Error) => ({ status: 0, body: error.message, headers: {} }));
         if (response.status !== 200) failures.push(`${response.status} ${response.body}`);
         else served.push(JSON.parse(response.body).revisionId);
       }

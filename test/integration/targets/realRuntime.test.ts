@@ -20,7 +20,10 @@ describe('clone, build, database and rollout of the pipeline-echo LangGraph.js a
   let temporal: Awaited<ReturnType<typeof testTemporalClient>>;
 
   beforeAll(async () => {
-    deps = createTestDeps({}, { instanceCommand: undefined, timings: { healthTimeoutMs: 90_000, routeSettleMs: 700, drainTimeoutMs: 10_000 } });
+    deps = createTestDeps(
+      {},
+      { instanceCommand: undefined, timings: { healthTimeoutMs: 90_000, routeSettleMs: 700, drainTimeoutMs: 10_000 } },
+    );
     closeGateway = await deps.target.startGateway();
     temporal = await testTemporalClient();
     api = http.createServer(createApp({ config: deps.config, db: deps.db, secretBox: deps.secretBox, temporal }).callback());

@@ -77,7 +77,11 @@ describe('rolloutRevision on the local target (real processes, fake runtime scri
     expect(tokens).toEqual([app.serviceTokenHash]);
 
     // The instance's own output reaches app_logs.
-    await waitUntil(async () => (await deps.db('app_logs').where({ deployment_id: deployment.deploymentId }).pluck('message')).some((m) => m.includes('fake runtime listening')));
+    await waitUntil(async () =>
+      (await deps.db('app_logs').where({ deployment_id: deployment.deploymentId }).pluck('message')).some((m) =>
+        m.includes('fake runtime listening'),
+      ),
+    );
   });
 
   it('an app that never becomes healthy is DeployFailed with its last output, and the previous revision keeps serving', async () => {
@@ -96,7 +100,9 @@ describe('rolloutRevision on the local target (real processes, fake runtime scri
     expect((await whoami(url)).pid).toBe(before.pid);
     const live = await liveInstances(deps.db, deployment.deploymentId);
     expect(live.map((row) => row.revision_id)).toEqual([deployment.revisionId]);
-    expect((await deps.db('deployments').where({ id: deployment.deploymentId }).first('active_revision_id')).active_revision_id).toBe(deployment.revisionId);
+    expect(
+      (await deps.db('deployments').where({ id: deployment.deploymentId }).first('active_revision_id')).active_revision_id,
+    ).toBe(deployment.revisionId);
   });
 
   it('a re-run after a worker crash adopts the live instance, and replaces a dead one: exactly one set runs', async () => {

@@ -114,7 +114,10 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
 
   afterAll(async () => {
     for (const deploymentId of startedDeployments) {
-      await temporal.workflow.getHandle(deploymentWorkflowId(deploymentId)).terminate('test over').catch(() => undefined);
+      await temporal.workflow
+        .getHandle(deploymentWorkflowId(deploymentId))
+        .terminate('test over')
+        .catch(() => undefined);
     }
     workers.forEach((worker) => worker.shutdown());
     await running;
@@ -128,7 +131,13 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
     await signalDeploymentWorkflow(temporal, {
       kind: 'enqueue_revision',
       deploymentId,
-      payload: { revisionId, revisionNumber, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: `wf-${revisionNumber}` },
+      payload: {
+        revisionId,
+        revisionNumber,
+        repoRef: 'main',
+        tenantId: crypto.randomUUID(),
+        deploymentName: `wf-${revisionNumber}`,
+      },
     });
     return revisionId;
   }
@@ -146,11 +155,19 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
     const deploymentId = crypto.randomUUID();
     const revisionId = await enqueue(deploymentId, 1);
     await waitForStatus(revisionId, 'DEPLOYED');
-    expect(harness.statuses.get(revisionId)).toEqual(['QUEUED', 'AWAITING_BUILD', 'BUILDING', 'AWAITING_DEPLOY', 'DEPLOYING', 'DEPLOYED']);
+    expect(harness.statuses.get(revisionId)).toEqual([
+      'QUEUED',
+      'AWAITING_BUILD',
+      'BUILDING',
+      'AWAITING_DEPLOY',
+      'DEPLOYING',
+      'DEPLOYED',
+    ]);
     // The parent learns the child's result just after the child records DEPLOYED.
     const deployment = temporal.workflow.getHandle(deploymentWorkflowId(deploymentId));
     const deadline = Date.now() + 10_000;
-    while ((await deployment.query(deploymentStateQuery)).activeRevisionId !== revisionId && Date.now() < deadline) await sleep(50);
+    while ((await deployment.query(deploymentStateQuery)).activeRevisionId !== revisionId && Date.now() < deadline)
+      await sleep(50);
     expect((await deployment.query(deploymentStateQuery)).activeRevisionId).toBe(revisionId);
     const view = await temporal.workflow.getHandle(revisionWorkflowId(revisionId)).query(statusQuery);
     expect(view).toMatchObject({ status: 'DEPLOYED', repoCommitSha: 'a'.repeat(40) });

@@ -28,7 +28,12 @@ export function registerRunRoutes(router: Router, services: RuntimeServices): vo
     const request = readRunRequest(ctx);
     const prepared = await services.runService.prepare(userOf(ctx), threadId, request);
     const location = threadId ? `/threads/${threadId}/runs/${prepared.run.run_id}` : `/runs/${prepared.run.run_id}`;
-    respondWithEvents(ctx, location, (signal) => services.runService.execute(prepared, signal), request.on_disconnect === 'cancel');
+    respondWithEvents(
+      ctx,
+      location,
+      (signal) => services.runService.execute(prepared, signal),
+      request.on_disconnect === 'cancel',
+    );
   };
 
   const wait = async (ctx: Koa.Context) => {

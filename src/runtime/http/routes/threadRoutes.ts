@@ -39,7 +39,11 @@ const threadNotFound = (threadId: string) => new NotFoundError(`Thread with ID $
 function checkpointOf(config: GraphStateSnapshot['config']): Record<string, unknown> | null {
   const configurable = config?.configurable;
   if (!configurable?.checkpoint_id) return null;
-  return { thread_id: configurable.thread_id, checkpoint_ns: configurable.checkpoint_ns ?? '', checkpoint_id: configurable.checkpoint_id };
+  return {
+    thread_id: configurable.thread_id,
+    checkpoint_ns: configurable.checkpoint_ns ?? '',
+    checkpoint_id: configurable.checkpoint_id,
+  };
 }
 
 export function registerThreadRoutes(router: Router, services: RuntimeServices): void {
@@ -64,14 +68,17 @@ export function registerThreadRoutes(router: Router, services: RuntimeServices):
   };
 
   router.post('/threads', async (ctx) => {
-    const body = validatePart<{ thread_id?: string; metadata: Record<string, unknown> | null; if_exists: 'raise' | 'do_nothing' }>(
-      threadCreateBody,
-      ctx.state.body,
-      'body',
-    );
+    const body = validatePart<{
+      thread_id?: string;
+      metadata: Record<string, unknown> | null;
+      if_exists: 'raise' | 'do_nothing';
+    }>(threadCreateBody, ctx.state.body, 'body');
     const value = { thread_id: body.thread_id, metadata: { ...(body.metadata ?? {}) }, if_exists: body.if_exists };
     const filter = await filterFor(services, ctx, 'threads', 'create', value);
-    ctx.body = await services.threads.create({ threadId: body.thread_id, metadata: value.metadata, ifExists: body.if_exists }, filter);
+    ctx.body = await services.threads.create(
+      { threadId: body.thread_id, metadata: value.metadata, ifExists: body.if_exists },
+      filter,
+    );
   });
 
   router.post('/threads/search', async (ctx) => search(ctx, validatePart<SearchInput>(threadSearchBody, ctx.state.body, 'body')));
@@ -80,13 +87,20 @@ export function registerThreadRoutes(router: Router, services: RuntimeServices):
   router.post('/threads/count', async (ctx) => {
     const body = validatePart<SearchInput>(threadCountBody, ctx.state.body, 'body');
     const filter = await filterFor(services, ctx, 'threads', 'search', { ...body });
-    ctx.body = await services.threads.count({ metadata: body.metadata ?? undefined, values: body.values ?? undefined, status: body.status }, filter);
+    ctx.body = await services.threads.count(
+      { metadata: body.metadata ?? undefined, values: body.values ?? undefined, status: body.status },
+      filter,
+    );
   });
 
   router.get('/threads/:threadId', async (ctx) => {
     const { threadId } = validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path');
     const filter = await filterFor(services, ctx, 'threads', 'read', { thread_id: threadId });
-    ctx.body = (await services.threads.get(threadId, filter)) ?? (() => { throw threadNotFound(threadId); })();
+    ctx.body =
+      (await services.threads.get(threadId, filter)) ??
+      (() => {
+        throw threadNotFound(threadId);
+      })();
   });
 
   router.patch('/threads/:threadId', async (ctx) => {
@@ -118,7 +132,15 @@ export function registerThreadRoutes(router: Router, services: RuntimeServices):
     const graph = services.graphs.find(String(thread.metadata.graph_id ?? ''));
     ctx.type = 'application/json';
     if (!graph) {
-      ctx.body = JSON.stringify({ values: {}, next: [], tasks: [], metadata: {}, created_at: null, checkpoint: null, parent_checkpoint: null });
+      ctx.body = JSON.stringify({
+        values: {},
+        next: [],
+        tasks: [],
+        metadata: {},
+        created_at: null,
+        checkpoint: null,
+        parent_checkpoint: null,
+      });
       return;
     }
     const config = { configurable: { thread_id: threadId } };

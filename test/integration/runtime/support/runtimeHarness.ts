@@ -47,7 +47,12 @@ export interface RuntimeProcess {
 }
 
 /** Spawns `graphx <args>` and resolves once GET /ok answers 200. */
-export async function spawnRuntime(options: { args: string[]; env: Record<string, string>; cwd?: string; port: number }): Promise<RuntimeProcess> {
+export async function spawnRuntime(options: {
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string;
+  port: number;
+}): Promise<RuntimeProcess> {
   const child = spawn(process.execPath, [path.join(projectRoot, 'bin', 'graphx.js'), ...options.args], {
     cwd: options.cwd ?? projectRoot,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', GRAPHX_LOG_LEVEL: 'warn', ...options.env },
@@ -86,9 +91,17 @@ export async function spawnRuntime(options: { args: string[]; env: Record<string
 }
 
 /** `graphx dev --config <app>` on a free port and the given database. */
-export async function startDevRuntime(app: string, databaseUrl: string, env: Record<string, string> = {}): Promise<RuntimeProcess> {
+export async function startDevRuntime(
+  app: string,
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<RuntimeProcess> {
   const port = await findFreePort();
-  return spawnRuntime({ args: ['dev', '--config', fixtureConfig(app), '--port', String(port)], env: { DATABASE_URI: databaseUrl, ...env }, port });
+  return spawnRuntime({
+    args: ['dev', '--config', fixtureConfig(app), '--port', String(port)],
+    env: { DATABASE_URI: databaseUrl, ...env },
+    port,
+  });
 }
 
 /** A real control-plane API (createApp) on a loopback port. */
@@ -114,7 +127,10 @@ export async function startControlPlane(port = 0): Promise<{ url: string; port: 
 }
 
 /** A deployment row of `tenantId` with a tracing project and a service token, as a rollout would have made them. */
-export async function seedDeployment(db: Db, tenantId: string): Promise<{ deploymentId: string; projectId: string; serviceToken: string }> {
+export async function seedDeployment(
+  db: Db,
+  tenantId: string,
+): Promise<{ deploymentId: string; projectId: string; serviceToken: string }> {
   const deploymentId = crypto.randomUUID();
   const projectId = crypto.randomUUID();
   const name = `rt-${crypto.randomBytes(4).toString('hex')}`;
@@ -129,7 +145,11 @@ export async function seedDeployment(db: Db, tenantId: string): Promise<{ deploy
     tracing_project_id: projectId,
   });
   const serviceToken = `gxs_${crypto.randomBytes(24).toString('base64url')}`;
-  await db('service_tokens').insert({ id: crypto.randomUUID(), deployment_id: deploymentId, token_hash: hashToken(serviceToken) });
+  await db('service_tokens').insert({
+    id: crypto.randomUUID(),
+    deployment_id: deploymentId,
+    token_hash: hashToken(serviceToken),
+  });
   return { deploymentId, projectId, serviceToken };
 }
 
