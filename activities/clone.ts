@@ -8,11 +8,13 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { gitConfigEnv, gitCredentialHeader } from '../src/auth/gitCredentialEnv';
 import { getIntegrationCloneToken } from '../src/auth/integrationCredentials';
 import { InputError } from '../src/domain/errors';
 import { minimalPath } from '../src/targets/local/processes';
 import { buildPaths, type RevisionSpec } from '../src/targets/local/revisionSpec';
 import type { ActivityDeps } from './deps';
+import { cloneDestinationConfig } from './support/cloneDestination';
 import { StepProgress } from './support/progress';
 import { runCommand } from './support/runCommand';
 
@@ -62,7 +64,7 @@ export async function cloneRevision(deps: ActivityDeps, spec: RevisionSpec, prog
   if (!repoUrlAllowed(repoUrl, deps.config.allowFileRepos)) {
     throw ApplicationFailure.nonRetryable(`Repository URL ${shown} is not allowed: use an https:// URL.`, 'CloneFailed');
   }
-  const env = await gitEnvironment(deps, spec, progress);
+  const env = await gitEnvironment(deps, spec, progress, await cloneDestinationConfig(repoUrl, shown, deps.config));
   const { root, src } = buildPaths(deps.config.dataDir, spec.revisionId);
   fs.mkdirSync(root, { recursive: true });
   for (const entry of fs.readdirSync(root)) {
@@ -150,8 +152,16 @@ function classifyFetchFailure(output: string, shown: string, ref: string, final 
   throw ApplicationFailure.nonRetryable(`git fetch of ${shown} at ${ref} failed: ${output}`, 'CloneFailed');
 }
 
-/** git's environment: no system or user config, no prompts, only the allowed protocols, the token as a header. */
-async function gitEnvironment(deps: ActivityDeps, spec: RevisionSpec, progress: StepProgress): Promise<Record<string, string>> {
+/**
+ * git's environment: no system or user config, no prompts, only the allowed protocols, the destination pinned, the
+ * token as a header.
+ */
+async function gitEnvironment(
+  deps: ActivityDeps,
+  spec: RevisionSpec,
+  progress: StepProgress,
+  destination: Array<[string, string]>,
+): Promise<Record<string, string>> {
   const home = path.join(deps.config.dataDir, 'build-home');
   fs.mkdirSync(home, { recursive: true });
   const env: Record<string, string> = {
@@ -187,12 +197,12 @@ async function gitEnvironment(deps: ActivityDeps, spec: RevisionSpec, progress: 
       }
       throw error;
     }
-    const header = `Authorization: Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`;
+    const header = gitCredentialHeader(token);
     progress.addSecret(token);
     progress.addSecret(header);
-    Object.assign(env, { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: header });
+    return { ...env, ...gitConfigEnv([...destination, ['http.extraHeader', header]]) };
   }
-  return env;
+  return { ...env, ...gitConfigEnv(destination) };
 }
 
 /** The `cloneRepository` activity. */

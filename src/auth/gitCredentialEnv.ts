@@ -1,18 +1,25 @@
 /**
- * How a clone hands an integration token to `git` (docs/internal-contracts.md): through `GIT_CONFIG_*` environment
- * variables, which git reads as if they were configuration but never writes anywhere, so the token is in no URL,
- * no `.git/config` and no file of the build directory.
+ * How a clone hands configuration (and an integration token) to `git` (docs/internal-contracts.md): through
+ * `GIT_CONFIG_*` environment variables, which git reads as if they were configuration but never writes anywhere, so
+ * the token is in no URL, no `.git/config` and no file of the build directory.
  */
 
-/**
- * Environment variables that make `git` send `Authorization: Basic base64(x-access-token:<token>)` on every HTTP
- * request. Merge them into the child's environment; do not log them.
- */
+/** `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` for the given entries, in order. */
+export function gitConfigEnv(entries: Array<[key: string, value: string]>): Record<string, string> {
+  const env: Record<string, string> = { GIT_CONFIG_COUNT: String(entries.length) };
+  entries.forEach(([key, value], index) => {
+    env[`GIT_CONFIG_KEY_${index}`] = key;
+    env[`GIT_CONFIG_VALUE_${index}`] = value;
+  });
+  return env;
+}
+
+/** The header that makes a code host accept an installation token: `Authorization: Basic base64(x-access-token:…)`. */
+export function gitCredentialHeader(token: string): string {
+  return `Authorization: Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`;
+}
+
+/** Environment variables that make `git` send the token's header on every HTTP request. Do not log them. */
 export function gitCredentialEnv(token: string): Record<string, string> {
-  const basic = Buffer.from(`x-access-token:${token}`).toString('base64');
-  return {
-    GIT_CONFIG_COUNT: '1',
-    GIT_CONFIG_KEY_0: 'http.extraHeader',
-    GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
-  };
+  return gitConfigEnv([['http.extraHeader', gitCredentialHeader(token)]]);
 }

@@ -14,7 +14,7 @@ import { requestTokens } from './tokenEndpoint';
 export interface IntegrationCredentialDeps {
   db: Db;
   secretBox: SecretBox;
-  config: Pick<GraphxConfig, 'allowInsecureOauth' | 'oauthAllowPrivateNetwork'>;
+  config: Pick<GraphxConfig, 'allowInsecureOauth' | 'allowPrivateNetwork'>;
 }
 
 /** Refresh this long before the recorded expiry, so a token does not die in the middle of a clone. */

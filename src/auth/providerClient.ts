@@ -9,10 +9,10 @@ import type { TokenEndpointClient, TokenSet } from './tokenEndpoint';
 export function tokenClientOf(
   provider: OAuthProviderRecord,
   secretBox: SecretBox,
-  config: Pick<GraphxConfig, 'allowInsecureOauth' | 'oauthAllowPrivateNetwork'>,
+  config: Pick<GraphxConfig, 'allowInsecureOauth' | 'allowPrivateNetwork'>,
 ): TokenEndpointClient {
   return {
-    destinations: config.allowInsecureOauth ? 'any' : config.oauthAllowPrivateNetwork ? 'public-and-private' : 'public',
+    destinations: config.allowInsecureOauth ? 'any' : config.allowPrivateNetwork ? 'public-and-private' : 'public',
     tokenUrl: provider.tokenUrl,
     clientId: provider.clientId,
     clientSecret: provider.clientSecretEncrypted ? secretBox.decrypt(provider.clientSecretEncrypted) : null,

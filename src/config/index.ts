@@ -38,10 +38,11 @@ export interface GraphxConfig {
   /** Allow http://127.0.0.1 and http://localhost OAuth endpoints (GRAPHX_ALLOW_INSECURE_OAUTH=1). */
   allowInsecureOauth: boolean;
   /**
-   * Allow token endpoints on private networks (10/8, 172.16/12, 192.168/16, fc00::/7, 100.64/10), e.g. a self-hosted
-   * code host (GRAPHX_OAUTH_ALLOW_PRIVATE_NETWORK=1). Loopback and link-local stay refused unless insecure OAuth is on.
+   * Whether OAuth token endpoints and repositories may be on private networks (10/8, 172.16/12, 192.168/16, fc00::/7,
+   * 100.64/10), e.g. a code host on the company network (GRAPHX_ALLOW_PRIVATE_NETWORK; default on when
+   * GRAPHX_DEPLOYMENT_MODE=self_hosted, off for cloud). Loopback and link-local are refused either way.
    */
-  oauthAllowPrivateNetwork: boolean;
+  allowPrivateNetwork: boolean;
   unusedAfterDays: number;
   buildTimeoutSeconds: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -75,7 +76,11 @@ const schema = Joi.object({
   GRAPHX_DEPLOYMENT_MODE: Joi.string().valid('cloud', 'self_hosted').required(),
   GRAPHX_ALLOW_FILE_REPOS: flag.default(false),
   GRAPHX_ALLOW_INSECURE_OAUTH: flag.default(false),
-  GRAPHX_OAUTH_ALLOW_PRIVATE_NETWORK: flag.default(false),
+  GRAPHX_ALLOW_PRIVATE_NETWORK: flag.when('GRAPHX_DEPLOYMENT_MODE', {
+    is: 'self_hosted',
+    then: flag.default(true),
+    otherwise: flag.default(false),
+  }),
   GRAPHX_UNUSED_AFTER_DAYS: Joi.number().integer().min(1).required(),
   GRAPHX_BUILD_TIMEOUT_SECONDS: Joi.number().integer().min(1).required(),
   GRAPHX_LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').required(),
@@ -133,7 +138,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     deploymentMode: v.GRAPHX_DEPLOYMENT_MODE,
     allowFileRepos: v.GRAPHX_ALLOW_FILE_REPOS,
     allowInsecureOauth: v.GRAPHX_ALLOW_INSECURE_OAUTH,
-    oauthAllowPrivateNetwork: v.GRAPHX_OAUTH_ALLOW_PRIVATE_NETWORK,
+    allowPrivateNetwork: v.GRAPHX_ALLOW_PRIVATE_NETWORK,
     unusedAfterDays: v.GRAPHX_UNUSED_AFTER_DAYS,
     buildTimeoutSeconds: v.GRAPHX_BUILD_TIMEOUT_SECONDS,
     logLevel: v.GRAPHX_LOG_LEVEL,

@@ -33,4 +33,13 @@ describe('configuration', () => {
     expect(loadConfig({ GRAPHX_ALLOW_FILE_REPOS: '1' }).allowFileRepos).toBe(true);
     expect(loadConfig({ GRAPHX_ALLOW_FILE_REPOS: '0' }).allowFileRepos).toBe(false);
   });
+
+  it('allows private networks by default only in self_hosted mode, and either way when told', () => {
+    expect(loadConfig({}).allowPrivateNetwork).toBe(false);
+    expect(loadConfig({ GRAPHX_DEPLOYMENT_MODE: 'self_hosted' }).allowPrivateNetwork).toBe(true);
+    expect(loadConfig({ GRAPHX_DEPLOYMENT_MODE: 'self_hosted', GRAPHX_ALLOW_PRIVATE_NETWORK: '0' }).allowPrivateNetwork).toBe(
+      false,
+    );
+    expect(loadConfig({ GRAPHX_ALLOW_PRIVATE_NETWORK: '1' }).allowPrivateNetwork).toBe(true);
+  });
 });

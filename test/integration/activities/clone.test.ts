@@ -1,17 +1,12 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createActivities } from '../../../activities';
 import { buildPaths } from '../../../src/targets/local/revisionSpec';
 import { createGitRepo, type GitRepo } from '../../support/gitRepos';
 import { activityEnv, addRevision, createDeployment, createTestDeps, type TestDeps } from './pipelineFixtures';
-
-// The code-host integration is a colleague's module not built yet: its token lookup is the one mocked part.
-jest.mock('../../../src/auth/integrationCredentials', () => ({
-  getIntegrationCloneToken: jest.fn(async () => 'tok-very-secret-123'),
-}));
 
 const FIXTURE = path.join(__dirname, '..', '..', 'fixtures', 'apps', 'pipeline-echo');
 
@@ -102,7 +97,39 @@ describe('cloneRepository activity (real git)', () => {
     }
   });
 
-  it('an integration token (lookup mocked: integrations are not built yet) reaches git as a header, never in a URL, file or log', async () => {
+  /** A code-host integration of the deployment's tenant holding a fresh (unexpired) token, as the setup URL stores it. */
+  async function storeIntegration(tenantId: string, accessToken: string): Promise<string> {
+    const providerPk = crypto.randomUUID();
+    const tokenId = crypto.randomUUID();
+    const integrationId = crypto.randomUUID();
+    await deps.db('oauth_providers').insert({
+      id: providerPk,
+      tenant_id: tenantId,
+      provider_id: 'codehost',
+      name: 'Code host',
+      client_id: 'client',
+      auth_url: 'https://codehost.example/authorize',
+      token_url: 'https://codehost.example/token',
+      token_endpoint_auth_method: 'client_secret_post',
+    });
+    await deps.db('oauth_tokens').insert({
+      id: tokenId,
+      tenant_id: tenantId,
+      provider_pk: providerPk,
+      access_token_encrypted: deps.secretBox.encrypt(accessToken),
+      expires_at: new Date(Date.now() + 3_600_000),
+    });
+    await deps.db('codehost_integrations').insert({
+      id: integrationId,
+      tenant_id: tenantId,
+      provider_pk: providerPk,
+      installation_id: 4242,
+      token_id: tokenId,
+    });
+    return integrationId;
+  }
+
+  it('an integration token reaches git as a header, never in a URL, file or log', async () => {
     const seen: Array<{ url: string; authorization: string | undefined }> = [];
     const server = http.createServer((req, res) => {
       seen.push({ url: req.url ?? '', authorization: req.headers.authorization });
@@ -111,11 +138,9 @@ describe('cloneRepository activity (real git)', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/org/private.git`;
     try {
-      const deployment = await createDeployment(deps.db, deps.secretBox, { repoUrl: url, integrationId: crypto.randomUUID() });
-      const revisionId = await addRevision(deps.db, deps.secretBox, deployment.deploymentId, {
-        repoUrl: url,
-        integrationId: crypto.randomUUID(),
-      });
+      const deployment = await createDeployment(deps.db, deps.secretBox, { repoUrl: url });
+      const integrationId = await storeIntegration(deployment.tenantId, 'tok-very-secret-123');
+      const revisionId = await addRevision(deps.db, deps.secretBox, deployment.deploymentId, { repoUrl: url, integrationId });
       const failure = await activityEnv()
         .run(createActivities(deps).cloneRepository, { revisionId, deploymentId: deployment.deploymentId })
         .catch((error: unknown) => error);
@@ -132,6 +157,40 @@ describe('cloneRepository activity (real git)', () => {
       expect(onDisk).toEqual([]);
     } finally {
       server.close();
+    }
+  });
+
+  it('outside the embedded stack, a repository host that resolves to loopback or link-local is refused before any connection', async () => {
+    let connections = 0;
+    const listener = net.createServer((socket) => {
+      connections += 1;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const port = (listener.address() as AddressInfo).port;
+    const strict = createTestDeps({ GRAPHX_ALLOW_FILE_REPOS: '0', GRAPHX_DEPLOYMENT_MODE: 'cloud' });
+    try {
+      for (const [url, address] of [
+        [`https://localhost:${port}/org/app.git`, /127\.0\.0\.1|::1/],
+        [`https://127.0.0.1:${port}/org/app.git`, /127\.0\.0\.1/],
+        ['https://169.254.169.254/latest/meta-data.git', /169\.254\.169\.254/],
+      ] as const) {
+        const failure = await clone('main', url, { config: strict.config }).catch((error: unknown) => error);
+        expect(failure).toMatchObject({ type: 'CloneFailed', nonRetryable: true });
+        expect((failure as Error).message).toMatch(address);
+        expect((failure as Error).message).toContain('an address the control plane does not clone from.');
+      }
+      // A private address is refused in cloud mode, with the setting that allows it named.
+      const privateFailure = await clone('main', 'https://10.0.0.1/org/app.git', { config: strict.config }).catch(
+        (error: unknown) => error,
+      );
+      expect((privateFailure as Error).message).toBe(
+        'Repository URL https://10.0.0.1/org/app.git resolves to 10.0.0.1, an address the control plane does not clone from (private networks are allowed with GRAPHX_ALLOW_PRIVATE_NETWORK=1).',
+      );
+      expect(connections).toBe(0);
+    } finally {
+      listener.close();
+      await strict.close();
     }
   });
 });
