@@ -5,10 +5,9 @@
  * what git connects to is exactly what was checked.
  */
 import { ApplicationFailure } from '@temporalio/activity';
-import dns from 'node:dns/promises';
 import net from 'node:net';
 import type { GraphxConfig } from '../../src/config';
-import { isRefusedAddress } from '../../src/net/outboundPolicy';
+import { isRefusedAddress, resolveUrlHost } from '../../src/net/outboundPolicy';
 
 /**
  * The git configuration entries that pin the clone to the checked addresses; none when local repositories are allowed
@@ -21,17 +20,9 @@ export async function cloneDestinationConfig(
   config: Pick<GraphxConfig, 'allowFileRepos' | 'allowPrivateNetwork'>,
 ): Promise<Array<[string, string]>> {
   if (config.allowFileRepos) return [];
-  const url = new URL(repoUrl);
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  let addresses: string[];
-  if (net.isIP(host)) addresses = [host];
-  else {
-    try {
-      addresses = (await dns.lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
-    } catch {
-      return [];
-    }
-  }
+  const resolved = await resolveUrlHost(repoUrl);
+  if (!resolved) return [];
+  const { host, addresses } = resolved;
   const refused = addresses.find((address) => isRefusedAddress(address, config.allowPrivateNetwork));
   if (refused) {
     const hint = isRefusedAddress(refused, true) ? '' : ' (private networks are allowed with GRAPHX_ALLOW_PRIVATE_NETWORK=1)';
@@ -42,7 +33,7 @@ export async function cloneDestinationConfig(
   }
   const noRedirects: [string, string] = ['http.followRedirects', 'false'];
   if (net.isIP(host)) return [noRedirects];
-  const port = url.port || '443';
+  const port = new URL(repoUrl).port || '443';
   const pinned = addresses.map((address) => (net.isIPv6(address) ? `[${address}]` : address)).join(',');
   return [['http.curloptResolve', `${host}:${port}:${pinned}`], noRedirects];
 }

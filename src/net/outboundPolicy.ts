@@ -55,21 +55,23 @@ export function isRefusedAddress(address: string, allowPrivateNetwork: boolean):
 }
 
 /**
- * Resolves the URL's host and returns the first address it is refused for, or null when every address is allowed.
- * A host that does not resolve is left to the request itself to report as unreachable.
+ * The addresses a URL's host stands for: itself when it is a literal IP, else every address it resolves to; null when
+ * it does not resolve (the request itself then reports that).
  */
-export async function refusedAddressOf(url: string, allowPrivateNetwork: boolean): Promise<string | null> {
-  const hostname = new URL(url).hostname.replace(/^\[|\]$/g, '');
-  let addresses: string[];
-  if (net.isIP(hostname)) addresses = [hostname];
-  else {
-    try {
-      addresses = (await dns.lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
-    } catch {
-      return null;
-    }
+export async function resolveUrlHost(url: string): Promise<{ host: string; addresses: string[] } | null> {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  if (net.isIP(host)) return { host, addresses: [host] };
+  try {
+    return { host, addresses: (await dns.lookup(host, { all: true, verbatim: true })).map((entry) => entry.address) };
+  } catch {
+    return null;
   }
-  return addresses.find((address) => isRefusedAddress(address, allowPrivateNetwork)) ?? null;
+}
+
+/** The first address of the URL's host that is refused, or null when every one is allowed (or none resolves). */
+export async function refusedAddressOf(url: string, allowPrivateNetwork: boolean): Promise<string | null> {
+  const resolved = await resolveUrlHost(url);
+  return resolved?.addresses.find((address) => isRefusedAddress(address, allowPrivateNetwork)) ?? null;
 }
 
 /** A connection refused by the policy; `address` is what the host resolved to. */
