@@ -30,6 +30,8 @@ export interface DeploymentServiceDeps {
 }
 
 const PG_UNIQUE_VIOLATION = '23505';
+/** The partial unique index on the gateway path of live deployments (migration deployment_route_key). */
+const ROUTE_KEY_INDEX = 'deployments_route_key_live';
 
 export class DeploymentService {
   constructor(private readonly deps: DeploymentServiceDeps) {}
@@ -51,45 +53,52 @@ export class DeploymentService {
     };
 
     const deploymentId = crypto.randomUUID();
-    try {
-      await db.transaction(async (trx) => {
-        if (sourceConfig.integration_id) await assertIntegrationExists(trx, tenantId, sourceConfig.integration_id);
-        const deployments = new DeploymentRepository(trx);
-        if (await deployments.existsByName(tenantId, request.name)) {
-          throw new ConflictError(`A deployment named '${request.name}' already exists.`);
+    // Two tenants creating the same name at once can both see the gateway path free; the loser of the unique index
+    // retries once and then gets the suffixed path instead of a 409 about a name it does not have.
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await db.transaction(async (trx) => {
+          if (sourceConfig.integration_id) await assertIntegrationExists(trx, tenantId, sourceConfig.integration_id);
+          const deployments = new DeploymentRepository(trx);
+          if (await deployments.existsByName(tenantId, request.name)) {
+            throw new ConflictError(`A deployment named '${request.name}' already exists.`);
+          }
+          const projectTaken = await trx('tracing_projects').where({ tenant_id: tenantId, name: request.name }).first('id');
+          if (projectTaken) throw new ConflictError(`There already exists a tracing project named: ${request.name}`);
+          const tracingProjectId = crypto.randomUUID();
+          await trx('tracing_projects').insert({
+            id: tracingProjectId,
+            tenant_id: tenantId,
+            name: request.name,
+            deployment_id: deploymentId,
+          });
+          await deployments.insert({
+            id: deploymentId,
+            tenantId,
+            name: request.name,
+            source: request.source,
+            sourceConfig,
+            imageVersion: request.image_version ?? null,
+            tracingProjectId,
+            routeKey: await deployments.freeRouteKey(request.name, deploymentId),
+          });
+          await this.addRevision(
+            trx,
+            { id: deploymentId, tenantId, name: request.name, source: request.source },
+            sourceConfig,
+            revisionConfig,
+            request.secrets,
+          );
+        });
+        break;
+      } catch (error) {
+        const { code, constraint } = error as { code?: string; constraint?: string };
+        if (code === PG_UNIQUE_VIOLATION && constraint === ROUTE_KEY_INDEX && attempt < 2) continue;
+        if (code === PG_UNIQUE_VIOLATION) {
+          throw new ConflictError(`A deployment or tracing project named '${request.name}' already exists.`);
         }
-        const projectTaken = await trx('tracing_projects').where({ tenant_id: tenantId, name: request.name }).first('id');
-        if (projectTaken) throw new ConflictError(`There already exists a tracing project named: ${request.name}`);
-        const tracingProjectId = crypto.randomUUID();
-        await trx('tracing_projects').insert({
-          id: tracingProjectId,
-          tenant_id: tenantId,
-          name: request.name,
-          deployment_id: deploymentId,
-        });
-        await deployments.insert({
-          id: deploymentId,
-          tenantId,
-          name: request.name,
-          source: request.source,
-          sourceConfig,
-          imageVersion: request.image_version ?? null,
-          tracingProjectId,
-          routeKey: await deployments.freeRouteKey(request.name, deploymentId),
-        });
-        await this.addRevision(
-          trx,
-          { id: deploymentId, tenantId, name: request.name, source: request.source },
-          sourceConfig,
-          revisionConfig,
-          request.secrets,
-        );
-      });
-    } catch (error) {
-      if ((error as { code?: string }).code === PG_UNIQUE_VIOLATION) {
-        throw new ConflictError(`A deployment or tracing project named '${request.name}' already exists.`);
+        throw error;
       }
-      throw error;
     }
     pokeOutboxRelays();
     return this.get(tenantId, deploymentId);

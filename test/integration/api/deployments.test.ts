@@ -181,6 +181,17 @@ describe('deployments API (CONTRACT §2.1–§2.3)', () => {
       expect((await create(validBody(name))).status).toBe(201);
       expect((await create(validBody(name), otherKey)).status).toBe(201);
     });
+
+    it('lets two tenants create the same name at the same moment: both 201, distinct gateway paths', async () => {
+      for (let round = 0; round < 8; round += 1) {
+        const name = uniqueName();
+        const [first, second] = await Promise.all([create(validBody(name)), create(validBody(name), otherKey)]);
+        expect([first.status, second.status, first.body.detail, second.body.detail]).toEqual([201, 201, undefined, undefined]);
+        const keys = await db('deployments').whereIn('id', [first.body.id, second.body.id]).pluck('route_key');
+        expect(new Set(keys).size).toBe(2);
+        expect(keys).toContain(name);
+      }
+    });
   });
 
   describe('read and list', () => {
