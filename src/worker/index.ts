@@ -6,6 +6,7 @@ import path from 'node:path';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities';
 import { BUILD_TASK_QUEUE, CONTROL_TASK_QUEUE } from '../../workflows/messages';
+import { logSdkEntry } from './sdkLogging';
 
 export interface WorkerHandle {
   /** Resolves when both workers have stopped. */
@@ -41,7 +42,7 @@ export const WORKFLOWS_PATH = path.resolve(__dirname, '..', '..', 'workflows', '
 function installSdkRuntime(): void {
   try {
     Runtime.install({
-      logger: new DefaultLogger(process.env.GRAPHX_LOG_LEVEL === 'debug' ? 'INFO' : 'WARN'),
+      logger: new DefaultLogger(process.env.GRAPHX_LOG_LEVEL === 'debug' ? 'INFO' : 'WARN', logSdkEntry),
       shutdownSignals: [],
     });
   } catch {
