@@ -31,19 +31,26 @@ export function postForm(
       (response) => {
         response.setEncoding('utf8');
         let text = '';
+        let truncated = false;
         response.on('data', (chunk: string) => {
           text += chunk;
           // Enough to read a token response; a longer answer is not one, and is not worth holding.
-          if (text.length > options.maxChars) response.destroy();
+          if (text.length > options.maxChars) {
+            truncated = true;
+            response.destroy();
+          }
         });
-        const finish = () =>
-          resolve({
-            status: response.statusCode ?? 0,
-            contentType: String(response.headers['content-type'] ?? ''),
-            text: text.slice(0, options.maxChars),
-          });
-        response.on('end', finish);
-        response.on('close', finish);
+        const answer = () => ({
+          status: response.statusCode ?? 0,
+          contentType: String(response.headers['content-type'] ?? ''),
+          text: text.slice(0, options.maxChars),
+        });
+        response.on('end', () => resolve(answer()));
+        // Closed without an end: cut short by us (too long: still an answer) or by the peer or the timeout (an error).
+        response.on('close', () => {
+          if (truncated) resolve(answer());
+          else if (!response.complete) reject(Object.assign(new Error('the response was cut short'), { code: 'ECONNRESET' }));
+        });
         response.on('error', reject);
       },
     );
