@@ -1,5 +1,6 @@
 // A stand-in for `graphx runtime` whose start-up failures and delays the tests can steer (the real runtime is rolled out
-// in realRuntime.test.ts and the e2e tests): serves GET /ok and a few routes the gateway tests need, and on SIGTERM stops accepting, lets open streams finish, then exits 0 — the runtime's contract.
+// in realRuntime.test.ts and the e2e tests): serves GET /ok and a few routes the gateway tests need, and on SIGTERM
+// stops accepting, lets open streams finish, then exits 0 — the runtime's contract.
 // Steered by deployment secrets (they arrive as environment variables): FAKE_EXIT_WITH (any value: fail at start-up), FAKE_OK_DELAY_MS.
 const crypto = require('node:crypto');
 const http = require('node:http');
