@@ -15,6 +15,7 @@ import { loadConfig } from '../src/config';
 import { createTenant } from './support';
 import { findFreePort } from '../src/net/ports';
 import { startStack } from '../src/stack';
+import { deploymentDatabaseName } from '../src/targets/local/deploymentDatabase';
 import { startTemporalDevServer } from '../src/temporal/devServer';
 import { revisionWorkflowId } from '../workflows/messages';
 
@@ -121,8 +122,14 @@ export async function benchPipeline(): Promise<void> {
       console.log(`    inside ${name.padEnd(18)} ${ms(median(results.map((result) => result.perActivity[name] ?? 0)))}`);
     }
   } finally {
+    // The benchmark's deployments each got a database and a role on the machine's PostgreSQL: none may outlive it.
+    const deploymentIds: string[] = await stack.db('deployments').pluck('id');
     await stack.stop();
     await temporal.stop();
+    for (const name of deploymentIds.map(deploymentDatabaseName)) {
+      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await admin.query(`DROP ROLE IF EXISTS "${name}"`);
+    }
     await admin.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);
     await admin.end();
     fs.rmSync(workDir, { recursive: true, force: true });
