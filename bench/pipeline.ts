@@ -12,10 +12,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { loadConfig } from '../src/config';
+import { createDb } from '../src/db/knex';
 import { createTenant } from './support';
 import { findFreePort } from '../src/net/ports';
 import { startStack } from '../src/stack';
-import { deploymentDatabaseName } from '../src/targets/local/deploymentDatabase';
+import { dropDeploymentDatabase } from '../src/targets/local/deploymentDatabase';
 import { startTemporalDevServer } from '../src/temporal/devServer';
 import { revisionWorkflowId } from '../workflows/messages';
 
@@ -126,10 +127,9 @@ export async function benchPipeline(): Promise<void> {
     const deploymentIds: string[] = await stack.db('deployments').pluck('id');
     await stack.stop();
     await temporal.stop();
-    for (const name of deploymentIds.map(deploymentDatabaseName)) {
-      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await admin.query(`DROP ROLE IF EXISTS "${name}"`);
-    }
+    const adminDb = createDb(ADMIN_URL, 1);
+    for (const deploymentId of deploymentIds) await dropDeploymentDatabase(adminDb, deploymentId);
+    await adminDb.destroy();
     await admin.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);
     await admin.end();
     fs.rmSync(workDir, { recursive: true, force: true });

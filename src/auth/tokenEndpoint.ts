@@ -6,10 +6,11 @@
  * answer. Error messages carry the provider's `error` code and description, never the response body (it may hold
  * tokens).
  */
+import net from 'node:net';
 import { InputError } from '../domain/errors';
 import type { TokenEndpointAuthMethod } from '../db/repositories/oauthProviders';
 import { postForm, type FormPostAnswer } from '../net/formPost';
-import { guardedLookup, RefusedDestinationError, refusedAddressOf } from '../net/outboundPolicy';
+import { guardedLookup, isRefusedAddress, RefusedDestinationError } from '../net/outboundPolicy';
 
 /** The token endpoint refused, could not be reached, or answered nonsense. A 400 for the API; `kind` for retries. */
 export class TokenEndpointError extends InputError {
@@ -121,9 +122,9 @@ export async function requestTokens(client: TokenEndpointClient, grant: Record<s
   const { headers, body } = withClientAuthentication(client, grant);
   const allowPrivateNetwork = client.destinations === 'public-and-private';
   if (client.destinations !== 'any') {
-    // A literal IP never goes through `lookup`, so it is judged here; a name is judged again at connect time.
-    const refused = await refusedAddressOf(client.tokenUrl, allowPrivateNetwork);
-    if (refused) throw refusedDestination(refused);
+    // A literal IP never goes through `lookup`, so it is judged here; a name is judged by the lookup at connect time.
+    const host = new URL(client.tokenUrl).hostname.replace(/^\[|\]$/g, '');
+    if (net.isIP(host) && isRefusedAddress(host, allowPrivateNetwork)) throw refusedDestination(host);
   }
   let response: FormPostAnswer;
   try {

@@ -68,12 +68,6 @@ export async function resolveUrlHost(url: string): Promise<{ host: string; addre
   }
 }
 
-/** The first address of the URL's host that is refused, or null when every one is allowed (or none resolves). */
-export async function refusedAddressOf(url: string, allowPrivateNetwork: boolean): Promise<string | null> {
-  const resolved = await resolveUrlHost(url);
-  return resolved?.addresses.find((address) => isRefusedAddress(address, allowPrivateNetwork)) ?? null;
-}
-
 /** A connection refused by the policy; `address` is what the host resolved to. */
 export class RefusedDestinationError extends Error {
   override name = 'RefusedDestinationError';
