@@ -20,6 +20,14 @@ program
   .action(async () => (await import('../runtime/main')).runRuntimeFromEnv());
 
 program
+  .command('images')
+  .description('container images')
+  .command('build')
+  .description('build the runtime image graphx-runtime:<version> (and its base), unless one with the same content exists')
+  .option('--force', 'build even when an image with the same content hash exists')
+  .action(async (options: { force?: boolean }) => (await import('./images')).runImagesBuild(options));
+
+program
   .command('dev')
   .description('serve one application directory alone, without the control plane')
   .requiredOption('--config <path>', 'path of graphx.json')

@@ -109,6 +109,17 @@ export class DockerEngine implements ContainerEngine {
     return this.requireImage(ref);
   }
 
+  async tagImage(ref: string, newRef: string): Promise<void> {
+    const slash = newRef.lastIndexOf('/');
+    const colon = newRef.lastIndexOf(':');
+    const [repo, tag] = colon > slash ? [newRef.slice(0, colon), newRef.slice(colon + 1)] : [newRef, 'latest'];
+    try {
+      await this.docker.getImage(ref).tag({ repo, tag });
+    } catch (error) {
+      throw engineError(`tag ${ref} as ${newRef}`, error);
+    }
+  }
+
   async removeImage(ref: string): Promise<void> {
     try {
       await this.docker.getImage(ref).remove();
@@ -206,11 +217,18 @@ export class DockerEngine implements ContainerEngine {
     return result.StatusCode;
   }
 
+  /**
+   * Reads the whole log and keeps the last lines here: podman 4.3's `tail` joins a partial line (Node writes
+   * "v20\n" in two parts) with the next one.
+   */
   async containerLogs(idOrName: string, tail: number): Promise<string> {
     const raw = (await this.docker
       .getContainer(idOrName)
-      .logs({ stdout: true, stderr: true, tail, follow: false })) as unknown as Buffer;
-    return demultiplex(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw)));
+      .logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer;
+    const text = demultiplex(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw)));
+    const lines = text.split('\n');
+    const last = lines.at(-1) === '' ? lines.slice(0, -1) : lines;
+    return last.slice(-tail).join('\n') + (text.endsWith('\n') ? '\n' : '');
   }
 
   private async requireImage(ref: string): Promise<ImageInfo> {

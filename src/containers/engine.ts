@@ -81,6 +81,8 @@ export interface ContainerEngine {
   /** Creates an image from a root filesystem tarball (the offline base image). */
   importImage(tarPath: string, ref: string, changes?: string[]): Promise<ImageInfo>;
   pullImage(ref: string, auth?: RegistryAuth): Promise<ImageInfo>;
+  /** Gives an existing image a second reference. */
+  tagImage(ref: string, newRef: string): Promise<void>;
   /** Removes a tag (and the image when no other tag holds it); a missing image is not an error. */
   removeImage(ref: string): Promise<void>;
   /** Creates and starts a container. */
