@@ -16,7 +16,7 @@ import { findFreePort } from '../../net/ports';
 import { deploymentDatabaseUri } from './deploymentDatabase';
 import { instanceEnvironment, type InstanceCommand } from './instanceEnv';
 import { isProcessAlive, stopGroup } from './processes';
-import { graphxConfigFile, type InstanceRow, type RevisionSpec } from './revisionSpec';
+import { buildPaths, graphxConfigFile, type InstanceRow, type RevisionSpec } from './revisionSpec';
 
 const MAX_COPY_BYTES = 256 * 1024;
 
@@ -72,6 +72,7 @@ export class InstanceManager {
     const env = instanceEnvironment(spec, {
       port,
       configFile,
+      repoRoot: buildPaths(config.dataDir, spec.revisionId).src,
       databaseUri: deploymentDatabaseUri(config, db, secretBox, spec.deploymentId),
       controlPlaneUrl: this.deps.controlPlaneUrl(),
       serviceToken,
