@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { gitConfigEnv, gitCredentialHeader } from '../src/auth/gitCredentialEnv';
 import { getIntegrationCloneToken } from '../src/auth/integrationCredentials';
-import { InputError } from '../src/domain/errors';
+import { InputError } from '../src/errors';
 import { minimalPath } from '../src/targets/local/processes';
 import { buildPaths, type RevisionSpec } from '../src/targets/local/revisionSpec';
 import type { ActivityDeps } from './deps';

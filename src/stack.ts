@@ -10,7 +10,7 @@ import { createApp } from './api/app';
 import type { GraphxConfig } from './config';
 import { createDb, migrateToLatest, type Db } from './db/knex';
 import { startEmbeddedPostgres } from './db/embeddedPostgres';
-import { ensureBootstrapApiKey } from './domain/bootstrap';
+import { ensureBootstrapApiKey } from './bootstrap';
 import { logger } from './logger';
 import { startOutboxRelay } from './pipeline/outboxRelay';
 import { loadSecretKey, SecretBox } from './security/secretBox';

@@ -2,7 +2,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { DeploymentRepository } from '../db/repositories/deployments';
 import { RevisionRepository, type RevisionRecord } from '../db/repositories/revisions';
-import { ConflictError, deploymentNotFound, revisionNotFound } from '../domain/errors';
+import { ConflictError, deploymentNotFound, revisionNotFound } from '../errors';
 import { queryRevisionStatus, signalRevision } from '../pipeline/deploymentWorkflowClient';
 import { deploymentWorkflowId, interruptQueuedRevisionSignal, type RevisionStatus } from '../../workflows/messages';
 import type { DeploymentService, DeploymentServiceDeps } from './service';

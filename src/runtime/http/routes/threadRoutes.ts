@@ -4,8 +4,8 @@
  */
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { validatePart } from '../../../api/validation';
-import { NotFoundError } from '../../../domain/errors';
+import { validatePart } from '../../../http/validation';
+import { NotFoundError } from '../../../errors';
 import { toWireJson } from '../../execution/serialize';
 import type { GraphStateSnapshot } from '../../graphs';
 import type { ThreadQuery, ThreadStatus } from '../../storage/threadStore';
