@@ -7,8 +7,8 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import fs from 'node:fs';
 import path from 'node:path';
-import { minimalPath } from '../src/targets/local/processes';
-import { buildPaths, graphxConfigFile, type RevisionSpec } from '../src/targets/local/revisionSpec';
+import { minimalPath } from '../src/os/processes';
+import { buildPaths, graphxConfigFile, type RevisionSpec } from '../src/pipeline/revisionSpec';
 import { cloneRevision } from './clone';
 import type { ActivityDeps } from './deps';
 import { dependencyCacheKey, restoreDependencies, saveDependencies } from './support/dependencyCache';

@@ -2,7 +2,7 @@
  * The deployment's own PostgreSQL database: created once before its first rollout, dropped on teardown.
  */
 import { ApplicationFailure } from '@temporalio/activity';
-import { ensureDeploymentDatabase } from '../src/targets/local/deploymentDatabase';
+import { ensureDeploymentDatabase } from '../src/pipeline/deploymentDatabase';
 import type { ActivityDeps } from './deps';
 
 /** The `provisionDatabase` activity: creates database and role unless they exist; AWAITING_DATABASE → READY. */

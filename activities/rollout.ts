@@ -1,11 +1,11 @@
 /**
- * Rollout on the local target (the target does the work; this adapts it to Temporal): heartbeats with the phase,
+ * Rollout through the target port (the target does the work; this adapts it to Temporal): heartbeats with the phase,
  * writes the rollout's lines to the revision log, honours cancellation, and turns an app that never becomes healthy
  * into a non-retryable DeployFailed carrying its last output lines.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { DeployFailedError } from '../src/targets/local';
-import type { RevisionSpec } from '../src/targets/local/revisionSpec';
+import { DeployFailedError } from '../src/targets/target';
+import type { RevisionSpec } from '../src/pipeline/revisionSpec';
 import type { ActivityDeps } from './deps';
 import { StepProgress } from './support/progress';
 
@@ -20,7 +20,7 @@ export function rolloutRevisionActivity(deps: ActivityDeps, load: (revisionId: s
     );
     const signal = Context.current().cancellationSignal;
     try {
-      const url = await deps.target.rollout(revisionId, {
+      const url = await deps.target.rollout(spec, {
         phase: (phase, line) => progress.setPhase(phase, line),
         cancelled: () => signal.aborted,
       });

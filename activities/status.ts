@@ -36,7 +36,7 @@ export function recordRevisionStatusActivity({ db, target }: ActivityDeps) {
         await db('deployments')
           .where({ id: updated[0].deployment_id })
           .whereNull('url')
-          .update({ url: target.deploymentUrl(deployment.route_key ?? deployment.name) });
+          .update({ url: input.url ?? target.deploymentUrl(deployment.route_key ?? deployment.name) });
       }
     }
   };

@@ -6,8 +6,8 @@
 import { Context } from '@temporalio/activity';
 import fs from 'node:fs';
 import path from 'node:path';
-import { dropDeploymentDatabase } from '../src/targets/local/deploymentDatabase';
-import { buildPaths } from '../src/targets/local/revisionSpec';
+import { dropDeploymentDatabase } from '../src/pipeline/deploymentDatabase';
+import { buildPaths } from '../src/pipeline/revisionSpec';
 import type { ActivityDeps } from './deps';
 
 const heartbeat = (phase: string) => {

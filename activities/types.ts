@@ -10,6 +10,8 @@ export interface RecordRevisionStatusInput {
   statusMessage?: string | null;
   failedStep?: PipelineStep | null;
   repoCommitSha?: string | null;
+  /** With DEPLOYED: the URL the rollout returned (the deployment's `url`). */
+  url?: string | null;
 }
 
 export interface RevisionRef {

@@ -82,6 +82,8 @@ export async function revisionWorkflow(input: RevisionWorkflowInput): Promise<Re
   let interruptRequested = false;
   let superseded = false;
   let scope: CancellationScope | null = null;
+  // What the rollout returned; recorded with DEPLOYED so the URL and the status are written together.
+  let url: string | null = null;
 
   setHandler(statusQuery, () => ({ ...view }));
   setHandler(retrySignal, () => {
@@ -113,6 +115,7 @@ export async function revisionWorkflow(input: RevisionWorkflowInput): Promise<Re
         statusMessage,
         failedStep,
         repoCommitSha: view.repoCommitSha,
+        ...(status === 'DEPLOYED' && url ? { url } : {}),
       }),
     );
   };
@@ -130,7 +133,7 @@ export async function revisionWorkflow(input: RevisionWorkflowInput): Promise<Re
         await controlQueue.provisionDatabase({ deploymentId: input.deploymentId });
         return;
       case 'rollout':
-        await controlQueue.rolloutRevision(ref);
+        url = (await controlQueue.rolloutRevision(ref)).url;
         return;
     }
   };

@@ -8,22 +8,12 @@
  */
 import { Client as PgClient } from 'pg';
 import type { Db } from '../../db/knex';
-import { processServesInstance } from './instanceEnv';
+import { processServesInstance } from '../../pipeline/runtimeEnv';
+import { DeployFailedError, type RolloutProgress } from '../target';
 import type { InstanceManager } from './instances';
-import { delay, isProcessAlive } from './processes';
-import { liveInstances, minScale, type InstanceRow, type RevisionSpec } from './revisionSpec';
-
-/** The app never became healthy: a permanent failure whose message the user sees. */
-export class DeployFailedError extends Error {
-  override name = 'DeployFailedError';
-}
-
-/** How a rollout reports progress (the activity heartbeats and writes revision logs from it). */
-export interface RolloutProgress {
-  phase: (phase: string, line?: string) => void;
-  /** True once the caller gave up (activity cancelled): waiting stops and the new instances are stopped. */
-  cancelled?: () => boolean;
-}
+import { delay, isProcessAlive } from '../../os/processes';
+import { minScale, type RevisionSpec } from '../../pipeline/revisionSpec';
+import { liveInstances, type InstanceRow } from './instanceRows';
 
 /** The caller cancelled the rollout while it waited. */
 export class RolloutCancelledError extends Error {
