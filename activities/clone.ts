@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { gitConfigEnv, gitCredentialHeader } from '../src/auth/gitCredentialEnv';
 import { getIntegrationCloneToken } from '../src/auth/integrationCredentials';
+import { PipelineState } from '../src/db/repositories/pipelineState';
 import { InputError } from '../src/errors';
 import { minimalPath } from '../src/os/processes';
 import { buildPaths, type RevisionSpec } from '../src/pipeline/revisionSpec';
@@ -216,7 +217,7 @@ export function cloneRepositoryActivity(deps: ActivityDeps, load: (revisionId: s
     );
     try {
       const sha = await cloneRevision(deps, spec, progress);
-      await deps.db('revisions').where({ id: revisionId }).update({ repo_commit_sha: sha, updated_at: deps.db.fn.now() });
+      await new PipelineState(deps.db).recordCommitSha(revisionId, sha);
       return { repoCommitSha: sha };
     } finally {
       await progress.close();

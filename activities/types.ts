@@ -27,9 +27,6 @@ export interface RolloutResult {
   url: string;
 }
 
-/** A permanent failure the user must fix; the workflow turns it into *_FAILED with this message. */
-export const NON_RETRYABLE_ERROR_TYPES = ['RepoNotFound', 'CloneFailed', 'BuildFailed', 'ConfigInvalid', 'DeployFailed'] as const;
-
 export interface PipelineActivities {
   /** Writes the revision's status (and message) to the database: the fallback when no worker answers queries. */
   recordRevisionStatus(input: RecordRevisionStatusInput): Promise<void>;

@@ -25,6 +25,7 @@ import {
   interruptQueuedRevisionSignal,
   interruptSignal,
   revisionWorkflowId,
+  searchAttributeKeys,
   supersedeSignal,
   type DeploymentWorkflowInput,
   type DeploymentWorkflowState,
@@ -110,11 +111,11 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
       staticSummary: `build ${input.deploymentName} rev ${revision?.revisionNumber ?? '?'}${revision?.repoRef ? ` from ${revision.repoRef}` : ''}`,
       typedSearchAttributes: undefined,
       searchAttributes: {
-        GraphxTenantId: [input.tenantId],
-        GraphxDeploymentId: [input.deploymentId],
-        GraphxDeploymentName: [input.deploymentName],
-        GraphxRevisionId: [revisionId],
-        GraphxRevisionStatus: ['AWAITING_BUILD'],
+        [searchAttributeKeys.tenantId.name]: [input.tenantId],
+        [searchAttributeKeys.deploymentId.name]: [input.deploymentId],
+        [searchAttributeKeys.deploymentName.name]: [input.deploymentName],
+        [searchAttributeKeys.revisionId.name]: [revisionId],
+        [searchAttributeKeys.revisionStatus.name]: ['AWAITING_BUILD'],
       },
     });
     const started = child;
