@@ -16,7 +16,8 @@ import { minimalPath } from '../src/os/processes';
 import { buildPaths, type RevisionSpec } from '../src/pipeline/revisionSpec';
 import type { ActivityDeps } from './deps';
 import { cloneDestinationConfig } from './support/cloneDestination';
-import { StepProgress } from './support/progress';
+import type { StepProgress } from './support/progress';
+import { runRevisionStep, type SpecLoader } from './support/revisionStep';
 import { runCommand } from './support/runCommand';
 
 const GIT_TIMEOUT_MS = 10 * 60_000;
@@ -207,20 +208,11 @@ async function gitEnvironment(
 }
 
 /** The `cloneRepository` activity. */
-export function cloneRepositoryActivity(deps: ActivityDeps, load: (revisionId: string) => Promise<RevisionSpec>) {
-  return async ({ revisionId }: { revisionId: string }): Promise<{ repoCommitSha: string }> => {
-    const spec = await load(revisionId);
-    const progress = new StepProgress(
-      deps.db,
-      revisionId,
-      spec.secrets.map((s) => s.value),
-    );
-    try {
+export function cloneRepositoryActivity(deps: ActivityDeps, load: SpecLoader) {
+  return ({ revisionId }: { revisionId: string }): Promise<{ repoCommitSha: string }> =>
+    runRevisionStep(deps, load, revisionId, async (spec, progress) => {
       const sha = await cloneRevision(deps, spec, progress);
       await new PipelineState(deps.db).recordCommitSha(revisionId, sha);
       return { repoCommitSha: sha };
-    } finally {
-      await progress.close();
-    }
-  };
+    });
 }
