@@ -12,7 +12,7 @@ import { createDb, migrateToLatest, type Db } from './db/knex';
 import { startEmbeddedPostgres } from './db/embeddedPostgres';
 import { ensureBootstrapApiKey } from './bootstrap';
 import { logger } from './logger';
-import { startOutboxRelay } from './pipeline/outboxRelay';
+import { startOutboxRelay } from './pipeline/outbox';
 import { loadSecretKey, SecretBox } from './security/secretBox';
 import { LocalTarget } from './targets/local';
 import { createTemporalClient } from './temporal/client';
