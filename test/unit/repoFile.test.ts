@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readRepoFile, RepoFileError } from '../../src/security/repoFile';
-import { graphxJsonEnv } from '../../src/targets/local/instanceEnv';
+import { graphxJsonEnv } from '../../src/pipeline/runtimeEnv';
 
 describe('reading tenant-chosen files from the control plane', () => {
   let dir: string;
