@@ -11,7 +11,7 @@ import {
   dropDeploymentDatabase,
 } from '../../../src/pipeline/deploymentDatabase';
 import { buildPaths } from '../../../src/pipeline/revisionSpec';
-import { activityEnv, createDeployment, createTestDeps, writeBuild, type TestDeps } from './pipelineFixtures';
+import { activityEnv, createDeployment, runActivity, createTestDeps, writeBuild, type TestDeps } from './pipelineFixtures';
 
 describe('provisionDatabase and teardownDeployment activities (real PostgreSQL)', () => {
   let deps: TestDeps;
@@ -80,6 +80,7 @@ describe('provisionDatabase and teardownDeployment activities (real PostgreSQL)'
     const flagged = await createDeployment(deps.db, deps.secretBox);
     await deps.db('deployments').where({ id: flagged.deploymentId }).update({ delete_tracing_project: true });
     const passed = await createDeployment(deps.db, deps.secretBox);
+    await deps.db('deployments').whereIn('id', [flagged.deploymentId, passed.deploymentId]).update({ status: 'AWAITING_DELETE' });
     const activities = createActivities(deps);
     await activityEnv().run(activities.teardownDeployment, { deploymentId: flagged.deploymentId });
     await activityEnv().run(activities.teardownDeployment, { deploymentId: passed.deploymentId, deleteTracingProject: true });
@@ -115,6 +116,21 @@ describe('provisionDatabase and teardownDeployment activities (real PostgreSQL)'
     } finally {
       await client.end();
     }
+  });
+
+  it('refuses to tear down a deployment the database does not mark for deletion (a forged delete signal)', async () => {
+    const deployment = await createDeployment(deps.db, deps.secretBox);
+    provisioned.push(deployment.deploymentId);
+    const activities = createActivities(deps);
+    await activityEnv().run(activities.provisionDatabase, { deploymentId: deployment.deploymentId });
+    // The workflow's own status write cannot produce the mark either.
+    await runActivity(activities.recordDeploymentStatus, { deploymentId: deployment.deploymentId, status: 'AWAITING_DELETE' });
+    await expect(
+      activityEnv().run(activities.teardownDeployment, { deploymentId: deployment.deploymentId }),
+    ).rejects.toMatchObject({ nonRetryable: true, type: 'NotMarkedForDeletion' });
+    expect(await deploymentDatabaseExists(deps.db, deployment.deploymentId)).toBe(true);
+    const row = await deps.db('deployments').where({ id: deployment.deploymentId }).first('status', 'deleted_at');
+    expect(row).toEqual({ status: 'READY', deleted_at: null });
   });
 
   it('a deployment being deleted gets no database', async () => {
