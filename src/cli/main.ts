@@ -1,6 +1,6 @@
 /** The `graphx` command: start (the whole stack), worker (one worker alone), runtime (a deployed app), dev. */
 import { Command } from 'commander';
-import { ConfigError } from '../config';
+import { addRuntimeCommands, runProgram } from './runtimeCommands';
 
 const program = new Command('graphx').description('graphx platform: deploy and run agent servers');
 
@@ -14,26 +14,4 @@ program
   .description('run one Temporal worker alone (needs DATABASE_URL and TEMPORAL_ADDRESS)')
   .action(async () => (await import('./worker')).runWorkerCommand());
 
-program
-  .command('runtime')
-  .description('serve one built application (started by a rollout; reads its environment)')
-  .action(async () => (await import('../runtime/main')).runRuntimeFromEnv());
-
-program
-  .command('dev')
-  .description('serve one application directory alone, without the control plane')
-  .requiredOption('--config <path>', 'path of graphx.json')
-  .option('--port <port>', 'port', '2024')
-  .option('--host <host>', 'interface', '127.0.0.1')
-  .action(async (options: { config: string; port: string; host: string }) =>
-    (await import('../runtime/main')).runDev({ configPath: options.config, port: Number(options.port), host: options.host }),
-  );
-
-program.parseAsync(process.argv).catch((error: unknown) => {
-  if (error instanceof ConfigError) {
-    console.error(`graphx: ${error.message}`);
-  } else {
-    console.error(`graphx: ${(error as Error).stack ?? String(error)}`);
-  }
-  process.exit(1);
-});
+runProgram(addRuntimeCommands(program));
