@@ -5,6 +5,7 @@
  * first waits for those writes, or a checkpoint of the stopped run would land afterwards.
  */
 import type { RunnableConfig } from '@langchain/core/runnables';
+import type * as CheckpointPostgres from '@langchain/langgraph-checkpoint-postgres';
 import type { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import type { Pool } from 'pg';
 
@@ -23,9 +24,7 @@ const dynamicImport = new Function('specifier', 'return import(specifier)') as (
  * here loaded a second `@langchain/core` (+36 MB RSS) whenever the app shares our packages (`graphx dev`).
  */
 export async function createTrackedPostgresSaver(pool: Pool): Promise<TrackedPostgresSaver> {
-  const { PostgresSaver: Saver } = (await dynamicImport(
-    '@langchain/langgraph-checkpoint-postgres',
-  )) as typeof import('@langchain/langgraph-checkpoint-postgres');
+  const { PostgresSaver: Saver } = (await dynamicImport('@langchain/langgraph-checkpoint-postgres')) as typeof CheckpointPostgres;
   return new (trackedClass(Saver))(pool);
 }
 
