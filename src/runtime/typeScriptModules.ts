@@ -2,10 +2,11 @@
  * The application's TypeScript modules, compiled with esbuild when the runtime loads them (a few tens of ms), so a
  * deployed app carries no TypeScript loader (tsx's hooks cost a loader thread and ~100 MB of RSS; decisions.md).
  *
- * One graph or auth file becomes one ES module bundle of the application's own sources (its relative imports, its
- * tsconfig `paths`), written next to the source as `.<name>.<digest>.graphx.mjs`: packages stay imports, so Node
- * resolves them from the same directory exactly as it would the source, and `import.meta.url` keeps its directory.
- * `require`, `__dirname` and `__filename` are given to CommonJS-style code (an ES module lacks them).
+ * One graph or auth file becomes one bundle of the application's own sources (its relative imports, its tsconfig
+ * `paths`), written next to the source as `.<name>.<digest>.graphx.mjs|cjs`: packages stay imports, so Node resolves
+ * them from the same directory exactly as it would the source, and `import.meta.url` keeps its directory. The module
+ * kind is the one Node (and tsx) give the source: `.mts` ES, `.cts` CommonJS, `.ts` by the nearest package.json
+ * `type`. An ES module gets `require`, `__dirname` and `__filename` for CommonJS-style code.
  */
 import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -22,6 +23,27 @@ export function isTypeScript(file: string): boolean {
   return TYPESCRIPT.test(file) && !file.endsWith('.d.ts');
 }
 
+/** `module` when `.ts`/`.js` files under `dir` are ES modules (nearest package.json `type`), else `commonjs`. */
+export function packageModuleKind(dir: string): 'module' | 'commonjs' {
+  for (let current = path.resolve(dir); ; current = path.dirname(current)) {
+    const manifest = path.join(current, 'package.json');
+    if (fs.existsSync(manifest)) {
+      try {
+        return (JSON.parse(fs.readFileSync(manifest, 'utf8')) as { type?: string }).type === 'module' ? 'module' : 'commonjs';
+      } catch {
+        return 'commonjs';
+      }
+    }
+    if (path.dirname(current) === current) return 'commonjs';
+  }
+}
+
+function isEsModule(source: string): boolean {
+  if (source.endsWith('.mts')) return true;
+  if (source.endsWith('.cts')) return false;
+  return packageModuleKind(path.dirname(source)) === 'module';
+}
+
 function preamble(source: string): string {
   return [
     "import { createRequire as __graphxCreateRequire } from 'node:module';",
@@ -36,7 +58,7 @@ const compiled = new Map<string, Promise<string>>();
 let previous: Promise<unknown> = Promise.resolve();
 
 /**
- * Compiles `source` (once per process) and resolves with the path of the ES module to import instead. Stale outputs
+ * Compiles `source` (once per process) and resolves with the path of the module to import instead. Stale outputs
  * of the same source are removed (best effort: an instance starting concurrently writes the same bytes under the
  * same name).
  * @throws Error with esbuild's message when the source does not compile or the directory is not writable.
@@ -65,19 +87,22 @@ require(esbuildPath).build(options).then(
 `;
 
 async function compile(source: string): Promise<string> {
+  const esm = isEsModule(source);
   const options = {
     entryPoints: [source],
     bundle: true,
     packages: 'external',
     platform: 'node',
-    format: 'esm',
+    format: esm ? 'esm' : 'cjs',
     target: 'node20',
     write: false,
-    outfile: path.join(path.dirname(source), 'compiled.mjs'),
-    // Replaces only free uses: a module's own `require` or `__dirname` binding is left alone.
-    define: { require: '__graphxRequire', __dirname: '__graphxDirname', __filename: '__graphxFilename' },
-    banner: { js: preamble(source) },
+    outfile: path.join(path.dirname(source), esm ? 'compiled.mjs' : 'compiled.cjs'),
     logLevel: 'silent',
+    // Replaces only free uses: a module's own `require` or `__dirname` binding is left alone.
+    ...(esm && {
+      define: { require: '__graphxRequire', __dirname: '__graphxDirname', __filename: '__graphxFilename' },
+      banner: { js: preamble(source) },
+    }),
   };
   const { stdout: code } = await execFileAsync(
     process.execPath,
@@ -88,14 +113,14 @@ async function compile(source: string): Promise<string> {
   });
   const digest = crypto.createHash('sha256').update(code).digest('hex').slice(0, 12);
   const stem = `.${path.basename(source).replace(TYPESCRIPT, '')}.`;
-  const target = path.join(path.dirname(source), `${stem}${digest}.graphx.mjs`);
+  const target = path.join(path.dirname(source), `${stem}${digest}.graphx.${esm ? 'mjs' : 'cjs'}`);
   if (!fs.existsSync(target)) {
     const temporary = `${target}.${process.pid}.tmp`;
     fs.writeFileSync(temporary, code);
     fs.renameSync(temporary, target);
   }
   for (const name of fs.readdirSync(path.dirname(source))) {
-    if (name.startsWith(stem) && name.endsWith('.graphx.mjs') && name !== path.basename(target)) {
+    if (name.startsWith(stem) && /\.graphx\.[cm]js$/.test(name) && name !== path.basename(target)) {
       fs.rmSync(path.join(path.dirname(source), name), { force: true });
     }
   }

@@ -19,12 +19,15 @@ export interface TrackedPostgresSaver extends PostgresSaver {
 const dynamicImport = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<any>;
 
 /**
- * The checkpointer on `pool`. Loaded as an ES module, not required: the application's graphs import
- * `@langchain/langgraph` as ES modules, and Node keeps the CommonJS and ES builds of a package apart, so a `require`
- * here loaded a second `@langchain/core` (+36 MB RSS) whenever the app shares our packages (`graphx dev`).
+ * The checkpointer on `pool`, loaded as the application's modules are (`moduleKind`: ES or CommonJS). Node keeps a
+ * package's CommonJS and ES builds apart, so loading the other kind than the graphs do costs a second
+ * `@langchain/core` (+36 MB RSS) whenever the application resolves our packages (`graphx dev` of a folder in ours).
  */
-export async function createTrackedPostgresSaver(pool: Pool): Promise<TrackedPostgresSaver> {
-  const { PostgresSaver: Saver } = (await dynamicImport('@langchain/langgraph-checkpoint-postgres')) as typeof CheckpointPostgres;
+export async function createTrackedPostgresSaver(pool: Pool, moduleKind: 'module' | 'commonjs'): Promise<TrackedPostgresSaver> {
+  const specifier = '@langchain/langgraph-checkpoint-postgres';
+  const { PostgresSaver: Saver } = (
+    moduleKind === 'module' ? await dynamicImport(specifier) : require(specifier)
+  ) as typeof CheckpointPostgres;
   return new (trackedClass(Saver))(pool);
 }
 
