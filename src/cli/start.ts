@@ -1,6 +1,6 @@
 /** `graphx start` (= `npm start`): the whole stack in the foreground; Ctrl-C or SIGTERM stops every child. */
 import { loadConfig } from '../config';
-import { startStack } from '../stack';
+import { startStack, type StackHandle } from '../stack';
 
 export async function runStart(): Promise<void> {
   // The embedded stack is a developer's machine: local repositories and OAuth servers are allowed unless set.
@@ -22,15 +22,41 @@ export async function runStart(): Promise<void> {
   lines.push('Press Ctrl-C to stop.');
   console.log(lines.join('\n'));
 
+  stopOnSignals(stack);
+}
+
+/** The whole shutdown, including the apps' drain, fits in this; what is left then is killed. */
+const SHUTDOWN_LIMIT_MS = 25_000;
+
+/**
+ * Ctrl-C (SIGINT to the terminal's process group), SIGTERM, or the death of the process that started us (npm, a shell
+ * killed by a process manager) stop the stack in order. A second signal, or the time limit, kills what is left at once.
+ */
+function stopOnSignals(stack: StackHandle): void {
   let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`\ngraphx: ${signal} received, stopping…`);
-    await stack.stop();
-    console.log('graphx: stopped');
-    process.exit(0);
+  const killNow = (why: string) => {
+    console.log(`graphx: ${why}; killing what is left`);
+    stack.kill();
+    process.exit(130);
   };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  const shutdown = (reason: string) => {
+    if (stopping) return killNow(`${reason} again`);
+    stopping = true;
+    console.log(`\ngraphx: ${reason}, stopping (again to stop at once)…`);
+    setTimeout(() => killNow(`not stopped within ${SHUTDOWN_LIMIT_MS / 1000} s`), SHUTDOWN_LIMIT_MS).unref();
+    void stack.stop().then(() => {
+      console.log('graphx: stopped');
+      process.exit(0);
+    });
+  };
+  process.on('SIGINT', () => shutdown('SIGINT received'));
+  process.on('SIGTERM', () => shutdown('SIGTERM received'));
+  process.on('SIGHUP', () => shutdown('SIGHUP received'));
+  // Whatever happens, no process of ours outlives us (synchronous SIGKILLs are allowed in an exit handler).
+  process.on('exit', () => stack.kill());
+  // npm 11 answers SIGTERM by ending itself and its shell without waiting for us: a new parent means ours is gone.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) shutdown('the parent process ended');
+  }, 500).unref();
 }
