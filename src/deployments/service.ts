@@ -143,10 +143,15 @@ export class DeploymentService {
       const revisionPatch = Object.fromEntries(
         Object.entries(request.source_revision_config ?? {}).filter(([, value]) => value !== null && value !== undefined),
       ) as SourceRevisionConfig;
+      // What is built changes with the install and build commands: a fixed command must build again (CONTRACT §2.2).
+      const buildChanged = (['install_command', 'build_command'] as const).some(
+        (field) => (sourceConfig[field] ?? null) !== (deployment.sourceConfig[field] ?? null),
+      );
       const needsRevision =
         Object.keys(revisionPatch).length > 0 ||
         (request.secrets !== undefined && request.secrets !== null) ||
-        Boolean(patchConfig.resource_spec);
+        Boolean(patchConfig.resource_spec) ||
+        buildChanged;
 
       await deployments.update(deploymentId, {
         sourceConfig,
