@@ -1,4 +1,6 @@
 /** `graphx start` (= `npm start`): the whole stack in the foreground; Ctrl-C or SIGTERM stops every child. */
+import fs from 'node:fs';
+import path from 'node:path';
 import { loadConfig } from '../config';
 import { startStack, type StackHandle } from '../stack';
 
@@ -15,7 +17,7 @@ export async function runStart(): Promise<void> {
     `  Gateway:       ${stack.gatewayUrl}/<deployment-name>`,
     `  Temporal:      ${stack.temporalAddress}${config.temporalAddress ? ' (external)' : ' (dev server)'}`,
     `  Temporal UI:   ${stack.temporalUiUrl ?? '(external server: see its own UI)'}`,
-    `  PostgreSQL:    ${config.databaseUrl ? 'external (DATABASE_URL)' : `embedded, data in ${config.dataDir}/pg`}`,
+    `  PostgreSQL:    ${config.databaseUrl ? 'external (DATABASE_URL)' : `embedded, data in ${embeddedClusterDir(config.dataDir)}`}`,
     `  API key file:  ${stack.apiKeyFile}`,
   ];
   if (stack.createdApiKey) lines.push(`  New API key (shown once): ${stack.createdApiKey}`);
@@ -23,6 +25,12 @@ export async function runStart(): Promise<void> {
   console.log(lines.join('\n'));
 
   stopOnSignals(stack);
+}
+
+/** Where the embedded cluster is: `<dataDir>/pg`, or where it was moved to for the postgres user (postgresPlacement). */
+function embeddedClusterDir(dataDir: string): string {
+  const location = path.join(dataDir, 'pg.location');
+  return fs.existsSync(location) ? fs.readFileSync(location, 'utf8').trim() : path.join(dataDir, 'pg');
 }
 
 /** The whole shutdown, including the apps' drain, fits in this; what is left then is killed. */

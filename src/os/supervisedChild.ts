@@ -67,7 +67,13 @@ export async function startSupervisedChild(options: SupervisedChildOptions): Pro
       }),
     );
     try {
-      await options.waitReady(current, () => exited);
+      // A process that exits during start-up fails the start at once, not after the readiness timeout.
+      const exitedEarly = exitPromise.then(() => {
+        if (ready) return;
+        const tail = options.logFile ? fs.readFileSync(options.logFile, 'utf8').slice(-1500) : '';
+        throw new Error(`${options.name} exited during start-up${tail ? `; last lines of ${options.logFile}:\n${tail}` : ''}`);
+      });
+      await Promise.race([options.waitReady(current, () => exited), exitedEarly]);
       ready = true;
     } catch (error) {
       killGroup(current.pid, 'SIGKILL');
