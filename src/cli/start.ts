@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../config';
 import { startStack, type StackHandle } from '../stack';
+import { findTemporalCli } from '../temporal/devServer';
 
 export async function runStart(): Promise<void> {
   // The embedded stack is a developer's machine: local repositories and OAuth servers are allowed unless set.
@@ -19,12 +20,25 @@ export async function runStart(): Promise<void> {
     `  Temporal UI:   ${stack.temporalUiUrl ?? '(external server: see its own UI)'}`,
     `  PostgreSQL:    ${config.databaseUrl ? 'external (DATABASE_URL)' : `embedded, data in ${embeddedClusterDir(config.dataDir)}`}`,
     `  API key file:  ${stack.apiKeyFile}`,
+    `  Retry a failed revision: ${retryCommand(config.temporalCli, stack.temporalAddress, config.temporalNamespace)}`,
   ];
   if (stack.createdApiKey) lines.push(`  New API key (shown once): ${stack.createdApiKey}`);
   lines.push('Press Ctrl-C to stop.');
   console.log(lines.join('\n'));
 
   stopOnSignals(stack);
+}
+
+/** The operator's `retry` signal as a command that works against this stack's Temporal (README shows it too). */
+function retryCommand(configuredCli: string | null, address: string, namespace: string): string {
+  let cli = 'temporal';
+  try {
+    const found = findTemporalCli(configuredCli);
+    cli = found.startsWith(`${process.cwd()}/`) ? path.relative(process.cwd(), found) : found;
+  } catch {
+    // An external Temporal and no CLI here: the operator's own `temporal`.
+  }
+  return `${cli} workflow signal --address ${address} --namespace ${namespace} --workflow-id revision/<revision-id> --name retry`;
 }
 
 /** Where the embedded cluster is: `<dataDir>/pg`, or where it was moved to for the postgres user (postgresPlacement). */
