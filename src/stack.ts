@@ -9,7 +9,7 @@ import type { Client } from '@temporalio/client';
 import { createApp } from './api/app';
 import type { GraphxConfig } from './config';
 import { createDb, migrateToLatest, type Db } from './db/knex';
-import { startEmbeddedPostgres } from './db/embeddedPostgres';
+import { startEmbeddedPostgres } from './os/embeddedPostgres';
 import { ensureBootstrapApiKey } from './bootstrap';
 import { logger } from './logger';
 import { killOwnedGroups } from './os/ownedGroups';

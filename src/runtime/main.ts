@@ -3,7 +3,7 @@
  * environment) and `graphx dev` (one application directory alone, embedded PostgreSQL, no control plane).
  */
 import path from 'node:path';
-import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../db/embeddedPostgres';
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../os/embeddedPostgres';
 import { logger } from '../logger';
 import { loadAppConfig } from './appConfig';
 import { startRuntime, type RunningRuntime } from './server';

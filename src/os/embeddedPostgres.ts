@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from 'pg';
 import { findFreePort, waitFor } from '../net/ports';
-import { startSupervisedChild } from '../os/supervisedChild';
+import { startSupervisedChild } from './supervisedChild';
 import { placePostgres, type PostgresPlacement } from './postgresPlacement';
 
 export interface EmbeddedPostgresHandle {
