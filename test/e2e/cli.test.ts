@@ -12,7 +12,6 @@ import { startPipelineStack, type PipelineStack } from '../support/pipelineStack
 
 const FIXTURE = path.resolve(__dirname, '..', 'fixtures', 'apps', 'pipeline-echo');
 const GRAPHX = path.resolve(__dirname, '..', '..', 'bin', 'graphx.js');
-// eslint-disable-next-line no-control-regex
 const ESCAPE = /\x1b/;
 
 interface CliRun {
