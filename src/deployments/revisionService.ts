@@ -53,8 +53,9 @@ export class RevisionService {
   }
 
   async list(tenantId: string, deploymentId: string, filters: { statuses?: string[]; limit: number; offset: number }) {
-    await this.assertDeployment(tenantId, deploymentId);
-    const revisions = await new RevisionRepository(this.deps.db).list(deploymentId, filters);
+    const revisions = await new RevisionRepository(this.deps.db).listOfTenant(tenantId, deploymentId, filters);
+    // One query answers the common case; only an empty page needs to know whether the deployment exists.
+    if (revisions.length === 0) await this.assertDeployment(tenantId, deploymentId);
     const resources = revisions.map((revision) => this.view(revision));
     return { resources, offset: filters.offset + resources.length };
   }
@@ -112,7 +113,7 @@ export class RevisionService {
   }
 
   private view(revision: RevisionRecord): Record<string, unknown> {
-    return revisionView(revision, this.deployments.decryptSecrets(revision));
+    return revisionView(revision, this.deployments.secretsForView(revision));
   }
 
   private async liveStatus(revision: RevisionRecord): Promise<RevisionStatus> {
@@ -125,9 +126,9 @@ export class RevisionService {
   }
 
   private async find(tenantId: string, deploymentId: string, revisionId: string): Promise<RevisionRecord> {
+    const revision = await new RevisionRepository(this.deps.db).findOfTenant(tenantId, deploymentId, revisionId);
+    if (revision) return revision;
     await this.assertDeployment(tenantId, deploymentId);
-    const revision = await new RevisionRepository(this.deps.db).find(deploymentId, revisionId);
-    if (!revision) throw revisionNotFound(revisionId);
-    return revision;
+    throw revisionNotFound(revisionId);
   }
 }

@@ -3,6 +3,7 @@ import type { DbOrTx } from '../knex';
 import { ConflictError } from '../../domain/errors';
 import type { DeploymentStatus } from '../../../workflows/messages';
 import type { SourceConfig } from '../../deployments/schemas';
+import { toRevision, type RevisionRecord } from './revisions';
 
 export interface DeploymentRecord {
   id: string;
@@ -78,6 +79,27 @@ export class DeploymentRepository {
     if (options.forUpdate) query.forUpdate();
     const row = await query;
     return row ? toDeployment(row) : null;
+  }
+
+  /** A live deployment with its latest revision, in one query (GET deployment, which CI polls). */
+  async findWithLatestRevision(
+    tenantId: string,
+    id: string,
+  ): Promise<{ deployment: DeploymentRecord; latest: RevisionRecord | null } | null> {
+    const row = await this.db('deployments')
+      .leftJoin('revisions', 'revisions.id', 'deployments.latest_revision_id')
+      .where({ 'deployments.id': id, 'deployments.tenant_id': tenantId })
+      .whereNull('deployments.deleted_at')
+      .first('deployments.*', this.db.raw('to_jsonb(revisions.*) AS latest_revision'));
+    if (!row) return null;
+    const latest = row.latest_revision as Record<string, any> | null;
+    return {
+      deployment: toDeployment(row),
+      // to_jsonb renders timestamps as text; the record holds Dates.
+      latest: latest
+        ? toRevision({ ...latest, created_at: new Date(latest.created_at), updated_at: new Date(latest.updated_at) })
+        : null,
+    };
   }
 
   /** The gateway path for a new deployment: its name, unless another tenant's live deployment already holds it. */
