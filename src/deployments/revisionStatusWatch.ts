@@ -5,6 +5,7 @@
  * status change to the row (a local activity it awaits before going on), so the row is where the change appears.
  */
 import type { Db } from '../db/knex';
+import { RevisionRepository } from '../db/repositories/revisions';
 
 /** How often the shared timer reads the watched rows: well inside the "status change within a second" promise. */
 const POLL_INTERVAL_MS = 250;
@@ -63,8 +64,7 @@ export class RevisionStatusWatch {
     this.polling = true;
     try {
       const ids = [...new Set([...this.waiters].map((waiter) => waiter.revisionId))];
-      const rows: Array<{ id: string; status: string }> = await this.db('revisions').whereIn('id', ids).select('id', 'status');
-      const statusOf = new Map(rows.map((row) => [row.id, row.status]));
+      const statusOf: Map<string, string> = await new RevisionRepository(this.db).statusesOf(ids);
       for (const waiter of [...this.waiters]) {
         const status = statusOf.get(waiter.revisionId);
         if (status !== undefined && status !== waiter.fromStatus) waiter.resolve();

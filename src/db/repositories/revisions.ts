@@ -1,7 +1,7 @@
 /** Revisions and their log lines. */
 import type { DbOrTx } from '../knex';
 import type { PipelineStep, RevisionStatus } from '../../../workflows/messages';
-import type { SourceConfig, SourceRevisionConfig } from '../../deployments/schemas';
+import type { SourceConfig, SourceRevisionConfig } from './sourceConfig';
 
 export interface RevisionRecord {
   id: string;
@@ -121,6 +121,14 @@ export class RevisionRepository {
       .offset(filters.offset)
       .select('revisions.*');
     return rows.map(toRevision);
+  }
+
+  /** The current status of each revision in `ids` that exists (the long poll's one shared read). */
+  async statusesOf(ids: string[]): Promise<Map<string, RevisionStatus>> {
+    const rows: Array<{ id: string; status: RevisionStatus }> = await this.db('revisions')
+      .whereIn('id', ids)
+      .select('id', 'status');
+    return new Map(rows.map((row) => [row.id, row.status]));
   }
 
   private ofLiveDeployment(tenantId: string) {
