@@ -43,9 +43,7 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
     {
       method: 'get',
       path: '/v2/deployments/:deploymentId/revisions/:revisionId',
-      summary:
-        'Get a revision. With `wait_for_change_from=<status>` the request is held until the status differs ' +
-        '(long poll, at most `timeout` seconds), so a client sees each change within a second without polling.',
+      summary: 'Get a revision; with wait_for_change_from, held until its status changes (long poll)',
       tags,
       params: revisionParams,
       query: getRevisionQuery,
