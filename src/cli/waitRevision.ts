@@ -55,9 +55,9 @@ export async function waitForRevision(
     interrupted = true;
     stop.abort();
   };
-  process.once('SIGINT', onSigint);
 
   let revision = await client.get<RevisionBody>(base);
+  process.once('SIGINT', onSigint);
   let step = '';
   const report = () => {
     reporter.statusChange(revision.status, revisionId, Date.now() - started);
