@@ -5,6 +5,25 @@ import type { DeploymentStatus } from '../../../workflows/messages';
 import { toRevision, type RevisionRecord } from './revisions';
 import type { SourceConfig } from './sourceConfig';
 
+/** The columns `toRevision` reads, selected under a prefix where a query also reads `deployments.*`. */
+const REVISION_COLUMNS = [
+  'id',
+  'deployment_id',
+  'tenant_id',
+  'number',
+  'status',
+  'status_message',
+  'failed_step',
+  'source',
+  'source_config',
+  'source_revision_config',
+  'secrets_encrypted',
+  'repo_commit_sha',
+  'redeployed_from_revision_id',
+  'created_at',
+  'updated_at',
+];
+
 export interface DeploymentRecord {
   id: string;
   tenantId: string;
@@ -90,16 +109,10 @@ export class DeploymentRepository {
       .leftJoin('revisions', 'revisions.id', 'deployments.latest_revision_id')
       .where({ 'deployments.id': id, 'deployments.tenant_id': tenantId })
       .whereNull('deployments.deleted_at')
-      .first('deployments.*', this.db.raw('to_jsonb(revisions.*) AS latest_revision'));
+      .first('deployments.*', ...REVISION_COLUMNS.map((column) => `revisions.${column} as latest__${column}`));
     if (!row) return null;
-    const latest = row.latest_revision as Record<string, any> | null;
-    return {
-      deployment: toDeployment(row),
-      // to_jsonb renders timestamps as text; the record holds Dates.
-      latest: latest
-        ? toRevision({ ...latest, created_at: new Date(latest.created_at), updated_at: new Date(latest.updated_at) })
-        : null,
-    };
+    const latest = Object.fromEntries(REVISION_COLUMNS.map((column) => [column, row[`latest__${column}`]]));
+    return { deployment: toDeployment(row), latest: latest.id ? toRevision(latest) : null };
   }
 
   /** The gateway path for a new deployment: its name, unless another tenant's live deployment already holds it. */
