@@ -1,8 +1,16 @@
-/** The `graphx` command: start (the whole stack), worker (one worker alone), runtime (a deployed app), dev. */
+/**
+ * The `graphx` command: start (the whole stack), worker (one worker alone), runtime (a deployed app), dev, and the CI
+ * commands (deploy, wait, status, logs, revisions, deployments; see ciCommands.ts). Usage errors exit 2.
+ */
 import { Command } from 'commander';
+import { registerCiCommands } from './ciCommands';
 import { addRuntimeCommands, runProgram } from './runtimeCommands';
 
+const { version } = require('../../package.json') as { version: string };
+
 const program = new Command('graphx').description('graphx platform: deploy and run agent servers');
+// Thrown instead of exiting, so a usage error gets the conventional exit 2 (subcommands inherit this).
+program.exitOverride().version(version, '-V, --version');
 
 program
   .command('start')
@@ -14,4 +22,6 @@ program
   .description('run one Temporal worker alone (needs DATABASE_URL and TEMPORAL_ADDRESS)')
   .action(async () => (await import('./worker')).runWorkerCommand());
 
-runProgram(addRuntimeCommands(program));
+addRuntimeCommands(program);
+registerCiCommands(program);
+runProgram(program);

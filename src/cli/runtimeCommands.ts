@@ -2,8 +2,9 @@
  * The `graphx` commands of the deployed application (runtime, dev), shared by the whole CLI (main.ts, through tsx)
  * and the runtime's own compiled entry (runtimeMain.ts, bundled by bin/runtime-bundle.js).
  */
-import type { Command } from 'commander';
+import { CommanderError, type Command } from 'commander';
 import { ConfigError } from '../config';
+import { EXIT } from './exitCodes';
 
 /** Adds `runtime` and `dev` to `program`. */
 export function addRuntimeCommands(program: Command): Command {
@@ -24,14 +25,21 @@ export function addRuntimeCommands(program: Command): Command {
   return program;
 }
 
-/** Parses `process.argv` and runs the command; a failure prints one line (a stack unless a ConfigError) and exits 1. */
+/**
+ * Parses `process.argv` and runs the command. A usage error (with `exitOverride()`) or a ConfigError exits 2 with one
+ * line; any other failure prints its stack and exits 1.
+ */
 export function runProgram(program: Command): void {
   program.parseAsync(process.argv).catch((error: unknown) => {
+    if (error instanceof CommanderError) {
+      // Commander has printed the message (or the help / version) already.
+      process.exit(error.exitCode === 0 ? 0 : EXIT.usage);
+    }
     if (error instanceof ConfigError) {
       console.error(`graphx: ${error.message}`);
-    } else {
-      console.error(`graphx: ${(error as Error).stack ?? String(error)}`);
+      process.exit(EXIT.usage);
     }
+    console.error(`graphx: ${(error as Error).stack ?? String(error)}`);
     process.exit(1);
   });
 }

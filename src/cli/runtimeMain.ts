@@ -2,4 +2,6 @@
 import { Command } from 'commander';
 import { addRuntimeCommands, runProgram } from './runtimeCommands';
 
-runProgram(addRuntimeCommands(new Command('graphx').description('graphx platform: deployed application')));
+const program = new Command('graphx').description('graphx platform: deployed application');
+// As in main.ts: a usage error exits 2.
+runProgram(addRuntimeCommands(program.exitOverride()));
