@@ -10,6 +10,7 @@ import path from 'node:path';
 import Router from '@koa/router';
 import Koa from 'koa';
 import { Pool } from 'pg';
+import { answerClientErrorsWithJson } from '../api/middleware/clientErrors';
 import { errorMiddleware } from '../api/middleware/errors';
 import { jsonBodyMiddleware } from '../api/middleware/jsonBody';
 import { requestIdMiddleware } from '../api/middleware/requestId';
@@ -148,6 +149,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   app.use(router.allowedMethods());
 
   const server = http.createServer(app.callback());
+  answerClientErrorsWithJson(server);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -9,6 +9,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { answerClientErrorsWithJson } from '../../api/middleware/clientErrors';
 import type { Db } from '../../db/knex';
 import { RequestBody } from './requestBody';
 
@@ -46,6 +47,7 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHand
       else res.destroy();
     });
   });
+  answerClientErrorsWithJson(server);
   // Streams (SSE runs) may stay open far longer than node's default request timeout.
   server.requestTimeout = 0;
   server.headersTimeout = 60_000;
