@@ -64,15 +64,22 @@ function cleanMessage(detail: Joi.ValidationErrorItem): string {
  */
 export const MAX_JSON_DEPTH = 64;
 
+// A surrogate half without its partner: JSON.stringify writes it as a `\ud800` escape, which jsonb refuses.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function stringIssue(text: string, loc: Array<string | number>): ValidationIssue | null {
+  if (text.includes('\0')) return { loc, msg: 'String must not contain a NUL character', type: 'string_nul' };
+  if (LONE_SURROGATE.test(text)) return { loc, msg: 'String must be valid Unicode (a lone surrogate)', type: 'string_unicode' };
+  return null;
+}
+
 /**
- * Finds what no column can store: a string or key with a NUL character (PostgreSQL rejects it in text and jsonb) or
- * nesting deeper than MAX_JSON_DEPTH. Returns the first issue, its `loc` starting with `part`, or null.
+ * Finds what no column can store: a string or key with a NUL character (PostgreSQL rejects it in text and jsonb) or a
+ * lone surrogate (jsonb rejects it), or nesting deeper than MAX_JSON_DEPTH. Returns the first issue, its `loc` starting with `part`, or null.
  */
 export function unstorableIssue(value: unknown, part: RequestPart | 'header'): ValidationIssue | null {
   const visit = (node: unknown, loc: Array<string | number>, depth: number): ValidationIssue | null => {
-    if (typeof node === 'string') {
-      return node.includes('\0') ? { loc, msg: 'String must not contain a NUL character', type: 'string_nul' } : null;
-    }
+    if (typeof node === 'string') return stringIssue(node, loc);
     if (typeof node !== 'object' || node === null) return null;
     if (depth >= MAX_JSON_DEPTH) {
       return { loc, msg: `Value nests deeper than ${MAX_JSON_DEPTH} levels`, type: 'too_deep' };
@@ -81,9 +88,8 @@ export function unstorableIssue(value: unknown, part: RequestPart | 'header'): V
       ? node.map((item, i) => [i, item])
       : Object.entries(node);
     for (const [key, child] of entries) {
-      if (typeof key === 'string' && key.includes('\0')) {
-        return { loc: [...loc, key], msg: 'Key must not contain a NUL character', type: 'string_nul' };
-      }
+      const keyIssue = typeof key === 'string' ? stringIssue(key, [...loc, key]) : null;
+      if (keyIssue) return keyIssue;
       const issue = visit(child, [...loc, key], depth + 1);
       if (issue) return issue;
     }

@@ -23,11 +23,8 @@ import { RunCoordinator } from './execution/runCoordinator';
 import { RunService } from './execution/runService';
 import { GraphRegistry } from './graphs';
 import { httpExceptionMiddleware } from './http/errors';
-import { registerAssistantRoutes } from './http/routes/assistantRoutes';
 import type { RuntimeServices } from './http/routes/context';
-import { registerMetaRoutes } from './http/routes/metaRoutes';
-import { registerRunRoutes } from './http/routes/runRoutes';
-import { registerThreadRoutes } from './http/routes/threadRoutes';
+import { registerRuntimeRoutes } from './http/routes';
 import { importExport } from './moduleLoader';
 import { RunRecorder } from './recording/runRecorder';
 import { TraceShipper } from './recording/traceShipper';
@@ -134,10 +131,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   };
 
   const router = new Router();
-  registerMetaRoutes(router, services);
-  registerAssistantRoutes(router, services);
-  registerThreadRoutes(router, services);
-  registerRunRoutes(router, services);
+  registerRuntimeRoutes(router, services);
 
   const app = new Koa();
   app.use(requestIdMiddleware());

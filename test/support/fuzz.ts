@@ -260,11 +260,16 @@ export class FuzzViolations {
   }
 
   /** Fails with every kind seen, the seed and how many requests ran; also fails a run that did almost nothing. */
-  assertNone(details: fc.RunDetails<unknown>): void {
+  assertNone(details: fc.RunDetails<unknown>, serverLog: () => string = () => ''): void {
     const summary = `${details.numRuns} requests, seed ${FUZZ_SEED} (GRAPHX_FUZZ_SEED=${FUZZ_SEED} reproduces)`;
     if (details.failed && details.errorInstance) throw new Error(`${summary}: ${String(details.errorInstance)}`);
     if (this.count > 0) {
-      throw new Error(`${this.count} violations in ${summary}:\n${[...this.examples.values()].join('\n')}`);
+      const log = serverLog()
+        .split('\n')
+        .filter((line) => /error/i.test(line))
+        .slice(-5)
+        .join('\n');
+      throw new Error(`${this.count} violations in ${summary}:\n${[...this.examples.values()].join('\n')}\n${log}`);
     }
     if (details.numRuns < 200) throw new Error(`only ${summary}: too few to mean anything`);
     process.stdout.write(`no violation in ${summary}\n`);

@@ -169,10 +169,10 @@ function forward(
       setHost: false,
       agent: false, // A fresh connection per request: a pooled socket to an instance being drained would reset.
     });
-    let responded = false;
+    let relayed: http.IncomingMessage | null = null;
     upstream.on('socket', (socket) => socket.setNoDelay(true));
     upstream.on('response', (response) => {
-      responded = true;
+      relayed = response;
       const responseHeaders: string[] = [];
       for (let i = 0; i < response.rawHeaders.length; i += 2) {
         const key = response.rawHeaders[i] as string;
@@ -182,11 +182,17 @@ function forward(
       res.flushHeaders();
       response.pipe(res);
       response.on('error', () => res.destroy());
+      // The app answered without reading the whole body (a 413): the rest is read and dropped, so the client's
+      // keep-alive connection stays in step instead of stalling on a body nobody reads.
+      response.on('end', () => body.discardRest(upstream));
       resolve('done');
     });
     upstream.on('error', (error: NodeJS.ErrnoException) => {
-      if (responded) {
-        res.destroy();
+      if (relayed) {
+        // An app may answer before reading the whole body (413) and close: sending the rest then fails, but the
+        // answer it gave still goes to the client. Only a response cut short is a broken relay.
+        body.discardRest(upstream);
+        if (!relayed.complete) res.destroy();
         return;
       }
       body.detach(upstream);
