@@ -144,6 +144,19 @@ export const listRevisionsQuery = Joi.object({
   ),
 });
 
+/** The long-poll form of GET revision: answer once the status differs from `wait_for_change_from`. */
+export const getRevisionQuery = Joi.object({
+  wait_for_change_from: Joi.string()
+    .valid(...REVISION_STATUSES)
+    .description('Hold the request until the status differs from this one (or `timeout` passes), then answer.'),
+  timeout: Joi.number()
+    .integer()
+    .min(1)
+    .max(60)
+    .default(30)
+    .description('Seconds to hold a `wait_for_change_from` request before answering with the unchanged revision.'),
+});
+
 export const deleteDeploymentQuery = Joi.object({ delete_tracing_project: Joi.boolean().default(false) });
 
 export const logsQuery = Joi.object({
@@ -151,6 +164,10 @@ export const logsQuery = Joi.object({
   limit: Joi.number().integer().min(1).max(1000).default(100),
   order: Joi.string().valid('asc', 'desc').default('asc'),
 });
+
+// The stored shapes live with the repositories (src/db must not import upward); re-exported for the API layer.
+import type { SourceConfig, SourceRevisionConfig } from '../db/repositories/sourceConfig';
+export type { SourceConfig, SourceRevisionConfig };
 
 export interface CreateDeploymentRequest {
   name: string;
@@ -168,25 +185,6 @@ export interface PatchDeploymentRequest {
   source_revision_config?: SourceRevisionConfig | null;
   secrets?: Secret[] | null;
   image_version?: string | null;
-}
-
-export interface SourceConfig {
-  integration_id?: string | null;
-  repo_url?: string | null;
-  build_on_push?: boolean | null;
-  custom_url?: string | null;
-  resource_spec?: Record<string, unknown> | null;
-  listener_id?: string | null;
-  listener_config?: { k8s_namespace?: string | null } | null;
-  install_command?: string | null;
-  build_command?: string | null;
-}
-
-export interface SourceRevisionConfig {
-  repo_ref?: string | null;
-  graphx_config_path?: string | null;
-  image_uri?: string | null;
-  repo_commit_sha?: string | null;
 }
 
 export interface Secret {

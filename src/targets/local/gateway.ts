@@ -9,7 +9,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { answerClientErrorsWithJson } from '../../api/middleware/clientErrors';
+import { answerClientErrorsWithJson } from '../../http/clientErrors';
 import type { Db } from '../../db/knex';
 import { RequestBody } from './requestBody';
 

@@ -8,10 +8,11 @@ import type { GraphxConfig } from '../../config';
 import type { Db } from '../../db/knex';
 import { logger } from '../../logger';
 import type { SecretBox } from '../../security/secretBox';
-import { controlPlaneDatabaseUrl } from './deploymentDatabase';
+import { controlPlaneDatabaseUrl } from '../../pipeline/deploymentDatabase';
 import { startGateway } from './gateway';
-import { RUNTIME_COMMAND, type InstanceCommand } from './instanceEnv';
+import { RUNTIME_COMMAND, type InstanceCommand } from '../../pipeline/runtimeEnv';
 import { InstanceManager } from './instances';
+import { stopGroup } from '../../os/processes';
 import {
   drainOldInstances,
   ensureRevisionInstances,
@@ -19,13 +20,14 @@ import {
   switchRoute,
   waitUntilHealthy,
   withDeploymentLock,
-  type RolloutProgress,
   type RolloutTimings,
 } from './rollout';
-import { buildPaths, liveInstances, loadRevisionSpec, type InstanceRow } from './revisionSpec';
+import type { DeploymentTarget, RolloutProgress } from '../target';
+import { buildPaths, loadRevisionSpec, type RevisionSpec } from '../../pipeline/revisionSpec';
+import { liveInstances, type InstanceRow } from './instanceRows';
 
-export { DeployFailedError, type RolloutProgress } from './rollout';
-export type { InstanceCommand } from './instanceEnv';
+export { DeployFailedError, type RolloutProgress } from '../target';
+export type { InstanceCommand } from '../../pipeline/runtimeEnv';
 
 export interface LocalTargetOptions {
   config: GraphxConfig;
@@ -42,7 +44,7 @@ const ROUTE_TTL_MS = 500;
 
 const quietProgress: RolloutProgress = { phase: () => {} };
 
-export class LocalTarget {
+export class LocalTarget implements DeploymentTarget {
   private readonly instances: InstanceManager;
   private readonly timings: RolloutTimings;
   private controlPlaneUrl: string;
@@ -136,8 +138,7 @@ export class LocalTarget {
    * Starts the revision's instances, waits for health, switches the route and stops the old instances.
    * @throws DeployFailedError when the app exits or never answers `GET /ok`.
    */
-  async rollout(revisionId: string, progress: RolloutProgress = quietProgress): Promise<string> {
-    const spec = await loadRevisionSpec(this.options.db, this.options.secretBox, revisionId);
+  async rollout(spec: RevisionSpec, progress: RolloutProgress = quietProgress): Promise<string> {
     return rolloutRevision(
       this.lockUrl(),
       this.options.db,
@@ -202,13 +203,18 @@ export class LocalTarget {
     );
   }
 
-  /** Stops every instance this process started or adopted. */
-  async stopAll(): Promise<void> {
+  /**
+   * Stops every instance this process started or adopted, and hurries those already being stopped (a drain of a
+   * rollout in progress waits up to its own timeout): each gets `graceMs`, then SIGKILL.
+   */
+  async stopAll(graceMs = 10_000): Promise<void> {
     const ids = this.instances.supervisedIds();
+    const hurried = this.instances.stoppingRows().map((row) => (row.pid ? stopGroup(row.pid, graceMs) : Promise.resolve()));
     if (ids.length > 0) {
       const rows: InstanceRow[] = await this.options.db('local_instances').whereIn('id', ids).whereNot({ status: 'stopped' });
-      await Promise.all(rows.map((row) => this.instances.stop(row, 10_000)));
+      await Promise.all(rows.map((row) => this.instances.stop(row, graceMs)));
     }
+    await Promise.all(hurried);
     this.instances.close();
   }
 }

@@ -5,8 +5,8 @@
  */
 import type Koa from 'koa';
 import getRawBody from 'raw-body';
-import { PayloadTooLargeError, ValidationError } from '../../domain/errors';
-import { unstorableIssue } from '../validation';
+import { PayloadTooLargeError, ValidationError } from '../errors';
+import { unstorableIssue } from './validation';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 

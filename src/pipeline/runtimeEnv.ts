@@ -4,8 +4,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { projectRoot } from '../../config';
-import { minimalPath } from './processes';
+import { projectRoot } from '../config';
+import { minimalPath } from '../os/processes';
 import type { RevisionSpec } from './revisionSpec';
 
 /** How an instance is started; injectable so tests can supervise a small script instead of the runtime. */
@@ -36,7 +36,7 @@ export function graphxJsonEnv(configFile: string): Record<string, string> {
   } catch {
     return {};
   }
-  if (parsed.env && typeof parsed.env === 'object') {
+  if (parsed.env && typeof parsed.env === 'object' && !Array.isArray(parsed.env)) {
     return Object.fromEntries(Object.entries(parsed.env as Record<string, unknown>).map(([key, value]) => [key, String(value)]));
   }
   if (typeof parsed.env === 'string') {
