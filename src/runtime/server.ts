@@ -10,6 +10,7 @@ import path from 'node:path';
 import Router from '@koa/router';
 import Koa from 'koa';
 import { Pool } from 'pg';
+import { answerClientErrorsWithJson } from '../http/clientErrors';
 import { errorMiddleware } from '../http/errors';
 import { jsonBodyMiddleware } from '../http/jsonBody';
 import { requestIdMiddleware } from '../http/requestId';
@@ -22,11 +23,8 @@ import { RunCoordinator } from './execution/runCoordinator';
 import { RunService } from './execution/runService';
 import { GraphRegistry } from './graphs';
 import { httpExceptionMiddleware } from '../http/httpException';
-import { registerAssistantRoutes } from './http/routes/assistantRoutes';
 import type { RuntimeServices } from './http/routes/context';
-import { registerMetaRoutes } from './http/routes/metaRoutes';
-import { registerRunRoutes } from './http/routes/runRoutes';
-import { registerThreadRoutes } from './http/routes/threadRoutes';
+import { registerRuntimeRoutes } from './http/routes';
 import { importExport } from './moduleLoader';
 import { RunRecorder } from './recording/runRecorder';
 import { TraceShipper } from './recording/traceShipper';
@@ -134,10 +132,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   };
 
   const router = new Router();
-  registerMetaRoutes(router, services);
-  registerAssistantRoutes(router, services);
-  registerThreadRoutes(router, services);
-  registerRunRoutes(router, services);
+  registerRuntimeRoutes(router, services);
 
   const app = new Koa();
   app.use(requestIdMiddleware());
@@ -149,6 +144,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   app.use(router.allowedMethods());
 
   const server = http.createServer(app.callback());
+  answerClientErrorsWithJson(server);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
