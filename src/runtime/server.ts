@@ -33,7 +33,8 @@ import { TraceShipper } from './recording/traceShipper';
 import { RunStore } from './storage/runStore';
 import { runTuningFromEnv } from './settings';
 import { ensureRuntimeSchema } from './storage/schema';
-import { TrackedPostgresSaver } from './storage/trackedCheckpointer';
+import { createTrackedPostgresSaver } from './storage/trackedCheckpointer';
+import { packageModuleKind } from './typeScriptModules';
 import { ThreadLeases } from './storage/threadLeases';
 import { ThreadStore } from './storage/threadStore';
 
@@ -80,7 +81,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
 
   const pool = new Pool({ connectionString: options.databaseUri, max: 20 });
   pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
-  const checkpointer = new TrackedPostgresSaver(pool);
+  const checkpointer = await createTrackedPostgresSaver(pool, packageModuleKind(appConfig.appDir));
   await ensureRuntimeSchema(pool, checkpointer);
 
   const graphs = await GraphRegistry.load(appConfig.graphs, checkpointer);
