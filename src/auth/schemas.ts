@@ -92,7 +92,7 @@ export const providerResponse = Joi.object({
   is_dynamic_client: Joi.boolean(),
 });
 
-export const providerParams = Joi.object({ providerId: providerSlug.required() });
+export const providerParams = Joi.object({ provider_id: providerSlug.required() });
 
 export const pageQuery = Joi.object({
   limit: Joi.number().integer().min(1).max(100).default(20),
@@ -129,7 +129,7 @@ export const authenticateResponse = Joi.object({
   auth_id: Joi.string().uuid(),
 });
 
-export const waitParams = Joi.object({ authId: Joi.string().uuid().required() });
+export const waitParams = Joi.object({ auth_id: Joi.string().uuid().required() });
 export const waitQuery = Joi.object({ timeout: Joi.number().integer().min(0).max(300).default(30) });
 export const waitResponse = Joi.object({
   status: Joi.string().valid('completed', 'pending', 'timeout', 'not_found'),

@@ -120,10 +120,10 @@ export const patchDeploymentBody = Joi.object({
   image_version: Joi.string().max(100).allow(null),
 });
 
-export const deploymentIdParams = Joi.object({ deploymentId: Joi.string().guid().required() });
+export const deploymentIdParams = Joi.object({ deployment_id: Joi.string().guid().required() });
 export const revisionParams = Joi.object({
-  deploymentId: Joi.string().guid().required(),
-  revisionId: Joi.string().guid().required(),
+  deployment_id: Joi.string().guid().required(),
+  revision_id: Joi.string().guid().required(),
 });
 
 const paging = {

@@ -31,7 +31,7 @@ import type { RouteRegistry } from '../routeKit';
 import { registerIntegrationRoutes } from './integrations';
 
 const detail = Joi.object({ detail: Joi.string() });
-type ProviderPath = { providerId: string };
+type ProviderPath = { provider_id: string };
 type Page = { limit: number; offset: number };
 
 export function registerAuthRoutes(router: Router, registry: RouteRegistry, deps: ApiDeps): void {
@@ -77,14 +77,14 @@ export function registerAuthRoutes(router: Router, registry: RouteRegistry, deps
     router,
     {
       method: 'get',
-      path: '/v2/auth/providers/:providerId',
+      path: '/v2/auth/providers/:provider_id',
       summary: 'Get an OAuth provider',
       tags,
       params: providerParams,
       responses: { 200: { description: 'The provider', schema: providerResponse }, 404: notFound },
     },
     async (ctx, { params }) => {
-      ctx.body = await providers.get(tenantOf(ctx).tenantId, params.providerId);
+      ctx.body = await providers.get(tenantOf(ctx).tenantId, params.provider_id);
     },
   );
 
@@ -92,7 +92,7 @@ export function registerAuthRoutes(router: Router, registry: RouteRegistry, deps
     router,
     {
       method: 'patch',
-      path: '/v2/auth/providers/:providerId',
+      path: '/v2/auth/providers/:provider_id',
       summary: 'Change an OAuth provider (null fields stay as they are)',
       tags,
       params: providerParams,
@@ -104,7 +104,7 @@ export function registerAuthRoutes(router: Router, registry: RouteRegistry, deps
       },
     },
     async (ctx, { params, body }) => {
-      ctx.body = await providers.update(tenantOf(ctx).tenantId, params.providerId, body);
+      ctx.body = await providers.update(tenantOf(ctx).tenantId, params.provider_id, body);
     },
   );
 
@@ -112,14 +112,14 @@ export function registerAuthRoutes(router: Router, registry: RouteRegistry, deps
     router,
     {
       method: 'delete',
-      path: '/v2/auth/providers/:providerId',
+      path: '/v2/auth/providers/:provider_id',
       summary: 'Delete an OAuth provider with its tokens and integrations',
       tags,
       params: providerParams,
       responses: { 200: { description: 'Deleted', schema: Joi.object({ message: Joi.string() }) }, 404: notFound },
     },
     async (ctx, { params }) => {
-      ctx.body = await providers.delete(tenantOf(ctx).tenantId, params.providerId);
+      ctx.body = await providers.delete(tenantOf(ctx).tenantId, params.provider_id);
     },
   );
 
@@ -138,11 +138,11 @@ export function registerAuthRoutes(router: Router, registry: RouteRegistry, deps
     },
   );
 
-  registry.add<{ authId: string }, { timeout: number }, unknown>(
+  registry.add<{ auth_id: string }, { timeout: number }, unknown>(
     router,
     {
       method: 'get',
-      path: '/v2/auth/wait/:authId',
+      path: '/v2/auth/wait/:auth_id',
       summary: 'Wait (long poll) for an authorization to complete',
       tags,
       params: waitParams,
@@ -152,7 +152,7 @@ export function registerAuthRoutes(router: Router, registry: RouteRegistry, deps
     async (ctx, { params, query }) => {
       const gone = new AbortController();
       ctx.req.once('close', () => gone.abort());
-      ctx.body = await flow.wait(tenantOf(ctx).tenantId, params.authId, query.timeout, gone.signal);
+      ctx.body = await flow.wait(tenantOf(ctx).tenantId, params.auth_id, query.timeout, gone.signal);
     },
   );
 
@@ -165,7 +165,7 @@ export function registerAuthRoutes(router: Router, registry: RouteRegistry, deps
     router,
     {
       method: 'get',
-      path: '/v2/auth/callback/:providerId',
+      path: '/v2/auth/callback/:provider_id',
       summary: 'OAuth redirect target: exchanges the code (browser redirect, protected by state)',
       tags,
       auth: 'none',
@@ -174,7 +174,7 @@ export function registerAuthRoutes(router: Router, registry: RouteRegistry, deps
       responses: redirectResponses,
     },
     async (ctx, { params, query }) => {
-      ctx.body = await handleOAuthCallback(flow, params.providerId, query);
+      ctx.body = await handleOAuthCallback(flow, params.provider_id, query);
     },
   );
 
@@ -182,7 +182,7 @@ export function registerAuthRoutes(router: Router, registry: RouteRegistry, deps
     router,
     {
       method: 'get',
-      path: '/v2/auth/setup/:providerId',
+      path: '/v2/auth/setup/:provider_id',
       summary: 'Setup URL of a code-hosting app: install, update or request (browser redirect, protected by state)',
       tags,
       auth: 'none',
@@ -191,7 +191,7 @@ export function registerAuthRoutes(router: Router, registry: RouteRegistry, deps
       responses: redirectResponses,
     },
     async (ctx, { params, query }) => {
-      ctx.body = await handleSetupCallback(flow, params.providerId, query);
+      ctx.body = await handleSetupCallback(flow, params.provider_id, query);
     },
   );
 

@@ -63,26 +63,26 @@ export function registerDeploymentRoutes(router: Router, registry: RouteRegistry
     },
   );
 
-  registry.add<{ deploymentId: string }, unknown, unknown>(
+  registry.add<{ deployment_id: string }, unknown, unknown>(
     router,
     {
       method: 'get',
-      path: '/v2/deployments/:deploymentId',
+      path: '/v2/deployments/:deployment_id',
       summary: 'Get a deployment',
       tags,
       params: deploymentIdParams,
       responses: { 200: deploymentResponse, 404: { description: 'Not found', schema: detail } },
     },
     async (ctx, { params }) => {
-      ctx.body = await service.get(tenantOf(ctx).tenantId, params.deploymentId);
+      ctx.body = await service.get(tenantOf(ctx).tenantId, params.deployment_id);
     },
   );
 
-  registry.add<{ deploymentId: string }, unknown, PatchDeploymentRequest>(
+  registry.add<{ deployment_id: string }, unknown, PatchDeploymentRequest>(
     router,
     {
       method: 'patch',
-      path: '/v2/deployments/:deploymentId',
+      path: '/v2/deployments/:deployment_id',
       summary: 'Patch a deployment; a new revision is made when source_revision_config, secrets or resource_spec change',
       tags,
       params: deploymentIdParams,
@@ -94,15 +94,15 @@ export function registerDeploymentRoutes(router: Router, registry: RouteRegistry
       },
     },
     async (ctx, { params, body }) => {
-      ctx.body = await service.patch(tenantOf(ctx).tenantId, params.deploymentId, body ?? {});
+      ctx.body = await service.patch(tenantOf(ctx).tenantId, params.deployment_id, body ?? {});
     },
   );
 
-  registry.add<{ deploymentId: string }, { delete_tracing_project: boolean }, unknown>(
+  registry.add<{ deployment_id: string }, { delete_tracing_project: boolean }, unknown>(
     router,
     {
       method: 'delete',
-      path: '/v2/deployments/:deploymentId',
+      path: '/v2/deployments/:deployment_id',
       summary: 'Delete a deployment: its app stops and its database is dropped',
       tags,
       params: deploymentIdParams,
@@ -114,16 +114,16 @@ export function registerDeploymentRoutes(router: Router, registry: RouteRegistry
       },
     },
     async (ctx, { params, query }) => {
-      await service.delete(tenantOf(ctx).tenantId, params.deploymentId, query.delete_tracing_project);
+      await service.delete(tenantOf(ctx).tenantId, params.deployment_id, query.delete_tracing_project);
       ctx.status = 204;
     },
   );
 
-  registry.add<{ deploymentId: string; revisionId: string }, unknown, unknown>(
+  registry.add<{ deployment_id: string; revision_id: string }, unknown, unknown>(
     router,
     {
       method: 'post',
-      path: '/v2/deployments/:deploymentId/revisions/:revisionId/redeploy',
+      path: '/v2/deployments/:deployment_id/revisions/:revision_id/redeploy',
       summary: "Redeploy a revision: a new revision with that revision's configuration",
       tags,
       params: revisionParams,
@@ -134,7 +134,7 @@ export function registerDeploymentRoutes(router: Router, registry: RouteRegistry
       },
     },
     async (ctx, { params }) => {
-      ctx.body = await service.redeploy(tenantOf(ctx).tenantId, params.deploymentId, params.revisionId);
+      ctx.body = await service.redeploy(tenantOf(ctx).tenantId, params.deployment_id, params.revision_id);
     },
   );
 }

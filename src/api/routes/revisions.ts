@@ -10,7 +10,7 @@ import { tenantOf } from '../middleware/apiKeyAuth';
 import type { RouteRegistry } from '../routeKit';
 
 const detail = Joi.object({ detail: Joi.string() });
-type RevisionPath = { deploymentId: string; revisionId: string };
+type RevisionPath = { deployment_id: string; revision_id: string };
 type LogsQuery = { order: 'asc' | 'desc'; limit: number; offset: number };
 
 export function registerRevisionRoutes(router: Router, registry: RouteRegistry, deps: ApiDeps): void {
@@ -18,11 +18,11 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
   const watch = new RevisionStatusWatch(deps.db);
   const tags = ['revisions'];
 
-  registry.add<{ deploymentId: string }, { limit: number; offset: number; status?: string }, unknown>(
+  registry.add<{ deployment_id: string }, { limit: number; offset: number; status?: string }, unknown>(
     router,
     {
       method: 'get',
-      path: '/v2/deployments/:deploymentId/revisions',
+      path: '/v2/deployments/:deployment_id/revisions',
       summary: 'List revisions, newest first',
       tags,
       params: deploymentIdParams,
@@ -30,7 +30,7 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
       responses: { 200: { description: 'Page of revisions' }, 404: { description: 'Not found', schema: detail } },
     },
     async (ctx, { params, query }) => {
-      ctx.body = await service.list(tenantOf(ctx).tenantId, params.deploymentId, {
+      ctx.body = await service.list(tenantOf(ctx).tenantId, params.deployment_id, {
         statuses: query.status?.split(','),
         limit: query.limit,
         offset: query.offset,
@@ -42,7 +42,7 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
     router,
     {
       method: 'get',
-      path: '/v2/deployments/:deploymentId/revisions/:revisionId',
+      path: '/v2/deployments/:deployment_id/revisions/:revision_id',
       summary: 'Get a revision; with wait_for_change_from, held until its status changes (long poll)',
       tags,
       params: revisionParams,
@@ -52,13 +52,13 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
     async (ctx, { params, query }) => {
       const tenantId = tenantOf(ctx).tenantId;
       if (!query.wait_for_change_from) {
-        ctx.body = await service.get(tenantId, params.deploymentId, params.revisionId);
+        ctx.body = await service.get(tenantId, params.deployment_id, params.revision_id);
         return;
       }
       const gone = new AbortController();
       // The response's close (not the request's: that fires once a GET is read) tells that the client left.
       ctx.res.once('close', () => gone.abort());
-      ctx.body = await service.getWhenChanged(tenantId, params.deploymentId, params.revisionId, {
+      ctx.body = await service.getWhenChanged(tenantId, params.deployment_id, params.revision_id, {
         fromStatus: query.wait_for_change_from,
         timeoutMs: query.timeout * 1000,
         watch,
@@ -71,7 +71,7 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
     router,
     {
       method: 'post',
-      path: '/v2/deployments/:deploymentId/revisions/:revisionId/interrupt',
+      path: '/v2/deployments/:deployment_id/revisions/:revision_id/interrupt',
       summary: 'Interrupt a revision in progress',
       tags,
       params: revisionParams,
@@ -82,9 +82,9 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
       },
     },
     async (ctx, { params }) => {
-      await service.interrupt(tenantOf(ctx).tenantId, params.deploymentId, params.revisionId);
+      await service.interrupt(tenantOf(ctx).tenantId, params.deployment_id, params.revision_id);
       ctx.status = 202;
-      ctx.body = { detail: `Interrupt sent to revision ${params.revisionId}.` };
+      ctx.body = { detail: `Interrupt sent to revision ${params.revision_id}.` };
     },
   );
 
@@ -92,7 +92,7 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
     router,
     {
       method: 'post',
-      path: '/v2/deployments/:deploymentId/revisions/:revisionId/retry',
+      path: '/v2/deployments/:deployment_id/revisions/:revision_id/retry',
       summary: 'Retry a failed revision from the step that failed',
       tags,
       params: revisionParams,
@@ -103,9 +103,9 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
       },
     },
     async (ctx, { params }) => {
-      await service.retry(tenantOf(ctx).tenantId, params.deploymentId, params.revisionId);
+      await service.retry(tenantOf(ctx).tenantId, params.deployment_id, params.revision_id);
       ctx.status = 202;
-      ctx.body = { detail: `Retry sent to revision ${params.revisionId}.` };
+      ctx.body = { detail: `Retry sent to revision ${params.revision_id}.` };
     },
   );
 
@@ -113,7 +113,7 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
     router,
     {
       method: 'get',
-      path: '/v2/deployments/:deploymentId/revisions/:revisionId/logs',
+      path: '/v2/deployments/:deployment_id/revisions/:revision_id/logs',
       summary: 'Build and rollout log lines of a revision',
       tags,
       params: revisionParams,
@@ -121,15 +121,15 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
       responses: { 200: { description: 'Log lines' }, 404: { description: 'Not found', schema: detail } },
     },
     async (ctx, { params, query }) => {
-      ctx.body = await service.logs(tenantOf(ctx).tenantId, params.deploymentId, params.revisionId, query);
+      ctx.body = await service.logs(tenantOf(ctx).tenantId, params.deployment_id, params.revision_id, query);
     },
   );
 
-  registry.add<{ deploymentId: string }, LogsQuery, unknown>(
+  registry.add<{ deployment_id: string }, LogsQuery, unknown>(
     router,
     {
       method: 'get',
-      path: '/v2/deployments/:deploymentId/logs',
+      path: '/v2/deployments/:deployment_id/logs',
       summary: "The deployed app's own output",
       tags,
       params: deploymentIdParams,
@@ -137,7 +137,7 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
       responses: { 200: { description: 'Log lines' }, 404: { description: 'Not found', schema: detail } },
     },
     async (ctx, { params, query }) => {
-      ctx.body = await service.appLogs(tenantOf(ctx).tenantId, params.deploymentId, query);
+      ctx.body = await service.appLogs(tenantOf(ctx).tenantId, params.deployment_id, query);
     },
   );
 }

@@ -11,7 +11,7 @@ const pageQuery = Joi.object({
   limit: Joi.number().integer().min(1).max(100).default(20),
   offset: Joi.number().integer().min(0).default(0),
 });
-const projectParams = Joi.object({ projectId: Joi.string().guid().required() });
+const projectParams = Joi.object({ project_id: Joi.string().guid().required() });
 const detail = Joi.object({ detail: Joi.string() });
 type Page = { limit: number; offset: number };
 
@@ -37,28 +37,28 @@ export function registerTracingRoutes(router: Router, registry: RouteRegistry, d
     },
   );
 
-  registry.add<{ projectId: string }, unknown, unknown>(
+  registry.add<{ project_id: string }, unknown, unknown>(
     router,
     {
       method: 'get',
-      path: '/v1/projects/:projectId',
+      path: '/v1/projects/:project_id',
       summary: 'Get a tracing project',
       tags,
       params: projectParams,
       responses: { 200: { description: 'Project' }, 404: { description: 'Not found', schema: detail } },
     },
     async (ctx, { params }) => {
-      const project = await repository.findProject(tenantOf(ctx).tenantId, params.projectId);
-      if (!project) throw projectNotFound(params.projectId);
+      const project = await repository.findProject(tenantOf(ctx).tenantId, params.project_id);
+      if (!project) throw projectNotFound(params.project_id);
       ctx.body = project;
     },
   );
 
-  registry.add<{ projectId: string }, Page, unknown>(
+  registry.add<{ project_id: string }, Page, unknown>(
     router,
     {
       method: 'get',
-      path: '/v1/projects/:projectId/runs',
+      path: '/v1/projects/:project_id/runs',
       summary: 'List the runs recorded in a tracing project, newest first',
       tags,
       params: projectParams,
@@ -66,8 +66,8 @@ export function registerTracingRoutes(router: Router, registry: RouteRegistry, d
       responses: { 200: { description: 'Page of runs' }, 404: { description: 'Not found', schema: detail } },
     },
     async (ctx, { params, query }) => {
-      const project = await repository.findProject(tenantOf(ctx).tenantId, params.projectId);
-      if (!project) throw projectNotFound(params.projectId);
+      const project = await repository.findProject(tenantOf(ctx).tenantId, params.project_id);
+      if (!project) throw projectNotFound(params.project_id);
       const runs = await repository.listRuns(project.id, query.limit, query.offset);
       ctx.body = { resources: runs, offset: query.offset + runs.length };
     },

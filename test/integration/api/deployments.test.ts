@@ -215,7 +215,7 @@ describe('deployments API (CONTRACT §2.1–§2.3)', () => {
     it('answers 422 uuid_parsing for a deployment id that is not a uuid', async () => {
       const response = await call().get('/v2/deployments/not-a-uuid').set('X-Api-Key', key);
       expect(response.status).toBe(422);
-      expect(response.body.detail[0]).toMatchObject({ loc: ['path', 'deploymentId'], type: 'uuid_parsing' });
+      expect(response.body.detail[0]).toMatchObject({ loc: ['path', 'deployment_id'], type: 'uuid_parsing' });
     });
 
     it('pages the list with limit and offset and filters by name_contains', async () => {
