@@ -183,11 +183,11 @@ describe('OAuth providers API', () => {
     const spec = await stack.api('/openapi.json');
     for (const path of [
       '/v2/auth/providers',
-      '/v2/auth/providers/{providerId}',
+      '/v2/auth/providers/{provider_id}',
       '/v2/auth/authenticate',
-      '/v2/auth/wait/{authId}',
-      '/v2/auth/callback/{providerId}',
-      '/v2/auth/setup/{providerId}',
+      '/v2/auth/wait/{auth_id}',
+      '/v2/auth/callback/{provider_id}',
+      '/v2/auth/setup/{provider_id}',
       '/v1/integrations/codehost/install',
     ]) {
       expect(spec.body.paths).toHaveProperty([path]);
