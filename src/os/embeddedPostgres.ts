@@ -5,6 +5,7 @@
  * As root it runs as the `postgres` user, in a directory that user can reach (see postgresPlacement.ts).
  */
 import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from 'pg';
@@ -28,7 +29,8 @@ export interface EmbeddedPostgresOptions {
 }
 
 const USER = 'postgres';
-const PASSWORD = 'graphx-embedded';
+/** What clusters made before per-data-dir passwords were initialised with; replaced at their next start. */
+const LEGACY_PASSWORD = 'graphx-embedded';
 
 /** Starts (initialising on first use) the embedded cluster and ensures `database` exists. */
 export async function startEmbeddedPostgres(
@@ -39,10 +41,22 @@ export async function startEmbeddedPostgres(
   const placement = placePostgres(dataDir);
   const portFile = path.join(dataDir, 'pg.port');
   const port = fs.existsSync(portFile) ? Number(fs.readFileSync(portFile, 'utf8')) : await findFreePort();
-  if (!fs.existsSync(path.join(placement.clusterDir, 'PG_VERSION'))) await initialise(placement);
+  // The superuser password is made per data dir and kept beside it (0600), never a constant in the source: anyone who
+  // knows the port could otherwise log in as superuser.
+  const passwordFile = path.join(dataDir, 'pg.password');
+  const stored = fs.existsSync(passwordFile) ? fs.readFileSync(passwordFile, 'utf8').trim() : null;
+  const password = stored ?? crypto.randomBytes(24).toString('base64url');
+  const initialised = fs.existsSync(path.join(placement.clusterDir, 'PG_VERSION'));
+  if (!initialised) {
+    await initialise(placement, password);
+    if (!stored) fs.writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
+  }
+  // A cluster from before this change still has the legacy password until it has started once more.
+  let currentPassword = initialised && !stored ? LEGACY_PASSWORD : password;
 
   const logFile = path.join(dataDir, 'postgres.log');
-  const connectionString = (name: string) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${name}`;
+  const connectionString = (name: string) =>
+    `postgres://${USER}:${encodeURIComponent(currentPassword)}@127.0.0.1:${port}/${name}`;
   // A postmaster.pid left by a killed run blocks start-up; PostgreSQL removes a stale one itself only if the pid is gone.
   const server = await startSupervisedChild({
     name: 'PostgreSQL',
@@ -73,6 +87,11 @@ export async function startEmbeddedPostgres(
   const client = new Client({ connectionString: connectionString('postgres') });
   await client.connect();
   try {
+    if (currentPassword !== password) {
+      await client.query(`ALTER ROLE ${USER} PASSWORD '${password}'`);
+      fs.writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
+      currentPassword = password;
+    }
     const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
     if (exists.rowCount === 0) await client.query(`CREATE DATABASE "${database}"`);
   } finally {
@@ -81,9 +100,9 @@ export async function startEmbeddedPostgres(
   return { connectionString, pid: server.pid, stop: () => server.stop(15_000), kill: server.kill };
 }
 
-async function initialise(placement: PostgresPlacement): Promise<void> {
+async function initialise(placement: PostgresPlacement, password: string): Promise<void> {
   const passwordFile = path.join(path.dirname(placement.clusterDir), `.pg-password-${process.pid}`);
-  fs.writeFileSync(passwordFile, `${PASSWORD}\n`, { mode: 0o600 });
+  fs.writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
   if (placement.ids) fs.chownSync(passwordFile, placement.ids.uid, placement.ids.gid);
   try {
     const output: string[] = [];

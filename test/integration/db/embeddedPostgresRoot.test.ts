@@ -67,4 +67,24 @@ describe('embedded PostgreSQL as root', () => {
     },
     120_000,
   );
+
+  it('gives each data dir its own superuser password, kept 0600 beside it, and the old constant no longer logs in', async () => {
+    const first = privateDir();
+    const second = privateDir();
+    const a = await startEmbeddedPostgres(first, 'graphx', { supervise: false });
+    const b = await startEmbeddedPostgres(second, 'graphx', { supervise: false });
+    try {
+      const passwordOf = (dir: string) => fs.readFileSync(path.join(dir, 'pg.password'), 'utf8').trim();
+      expect(passwordOf(first)).not.toEqual(passwordOf(second));
+      expect(passwordOf(first).length).toBeGreaterThanOrEqual(24);
+      expect(fs.statSync(path.join(first, 'pg.password')).mode & 0o777).toBe(0o600);
+      expect(a.connectionString('graphx')).toContain(encodeURIComponent(passwordOf(first)));
+      const port = new URL(a.connectionString('graphx')).port;
+      await expect(serves(`postgres://postgres:graphx-embedded@127.0.0.1:${port}/graphx`)).rejects.toThrow(/password/);
+      expect(await serves(a.connectionString('graphx'))).toBe(1);
+      expect(await serves(b.connectionString('graphx'))).toBe(1);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  }, 120_000);
 });
