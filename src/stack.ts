@@ -24,6 +24,8 @@ export interface StackHandle {
   gatewayUrl: string;
   temporalAddress: string;
   temporalUiUrl: string | null;
+  /** The in-process worker's /metrics, /ready and /ok server (null without a worker). */
+  workerMetricsUrl: string | null;
   apiKeyFile: string;
   createdApiKey: string | null;
   databaseUrl: string;
@@ -89,6 +91,7 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
     const closeGateway = await target.startGateway();
     stops.push(['gateway', closeGateway]);
 
+    let workerMetricsUrl: string | null = null;
     if (options.worker !== false) {
       const worker = await startWorker({
         temporalAddress,
@@ -96,8 +99,10 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
         deps: { config, db, secretBox, target },
         workflowBundlePath: options.workflowBundlePath,
         queues: config.workerQueues,
+        metrics: { host: config.host, port: config.workerMetricsPort },
       });
       stops.push(['worker', worker.shutdown]);
+      workerMetricsUrl = worker.metricsUrl;
     }
     const relay = startOutboxRelay(db, temporal);
     stops.push(['outbox relay', relay.stop]);
@@ -120,6 +125,7 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
       gatewayUrl: target.gatewayUrl(),
       temporalAddress,
       temporalUiUrl,
+      workerMetricsUrl,
       apiKeyFile: bootstrap.apiKeyFile,
       createdApiKey: bootstrap.createdKey,
       databaseUrl,

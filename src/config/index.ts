@@ -50,6 +50,10 @@ export interface GraphxConfig {
   workerQueues: Array<'control' | 'build'>;
   /** Public base URL of the control plane, used in OAuth redirect URIs (GRAPHX_PUBLIC_URL). */
   publicUrl: string;
+  /** Port of the worker's /metrics, /ready and /ok (GRAPHX_WORKER_METRICS_PORT; 0: any free port). */
+  workerMetricsPort: number;
+  /** Whether the worker exports the Temporal SDK's own metrics through its /metrics (GRAPHX_TEMPORAL_SDK_METRICS). */
+  temporalSdkMetrics: boolean;
 }
 
 const flag = Joi.boolean().truthy('1', 'true', 'yes').falsy('0', 'false', 'no', '');
@@ -90,6 +94,8 @@ const schema = Joi.object({
   GRAPHX_WORKER_QUEUES: Joi.string()
     .pattern(/^(control|build)(,(control|build))*$/, 'comma list of control and build')
     .default('control,build'),
+  GRAPHX_WORKER_METRICS_PORT: Joi.number().integer().min(0).max(65535).default(9464),
+  GRAPHX_TEMPORAL_SDK_METRICS: flag.default(true),
 }).unknown(true);
 
 export class ConfigError extends Error {
@@ -144,6 +150,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     logLevel: v.GRAPHX_LOG_LEVEL,
     publicUrl: v.GRAPHX_PUBLIC_URL ?? `http://${v.GRAPHX_HOST}:${v.PORT}`,
     workerQueues: [...new Set(String(v.GRAPHX_WORKER_QUEUES).split(','))] as Array<'control' | 'build'>,
+    workerMetricsPort: v.GRAPHX_WORKER_METRICS_PORT,
+    temporalSdkMetrics: v.GRAPHX_TEMPORAL_SDK_METRICS,
   });
 }
 

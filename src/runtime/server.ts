@@ -14,6 +14,8 @@ import { errorMiddleware } from '../api/middleware/errors';
 import { jsonBodyMiddleware } from '../api/middleware/jsonBody';
 import { requestIdMiddleware } from '../api/middleware/requestId';
 import { ConfigError } from '../config';
+import { httpMetricsMiddleware, metricsHandler } from '../http/metrics';
+import { requestLogMiddleware } from '../http/requestLog';
 import { logger } from '../logger';
 import { applyAppEnv, loadAppConfig } from './appConfig';
 import { authMiddleware, isCustomAuth, type CustomAuth } from './auth/authMiddleware';
@@ -27,6 +29,7 @@ import type { RuntimeServices } from './http/routes/context';
 import { registerMetaRoutes } from './http/routes/metaRoutes';
 import { registerRunRoutes } from './http/routes/runRoutes';
 import { registerThreadRoutes } from './http/routes/threadRoutes';
+import { RuntimeMetrics } from './metrics';
 import { importExport } from './moduleLoader';
 import { RunRecorder } from './recording/runRecorder';
 import { TraceShipper } from './recording/traceShipper';
@@ -99,6 +102,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const shipper = controlPlane ? new TraceShipper(runs, controlPlane) : null;
   const recorder = new RunRecorder(runs, () => shipper?.kick());
   const appRequire = createRequire(path.join(appConfig.appDir, 'noop.js'));
+  const metrics = new RuntimeMetrics();
   const runService = new RunService({
     graphs,
     threads,
@@ -109,6 +113,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     claimLimits: { enqueueWaitMs: tuning.enqueueWaitMs },
     customAuth,
     tracing: controlPlane !== null,
+    metrics,
     // The app's own Command class: LangGraph recognises a resume command by its class.
     commandClass: async () => ((await import(appRequire.resolve('@langchain/langgraph'))) as { Command: any }).Command,
   });
@@ -130,9 +135,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       context: 'js',
       flags: { assistants: true, crons: false, langsmith: false, graphx: true },
     },
+    metrics,
   };
 
   const router = new Router();
+  router.get('/metrics', metricsHandler(metrics.registry));
   registerMetaRoutes(router, services);
   registerAssistantRoutes(router, services);
   registerThreadRoutes(router, services);
@@ -140,6 +147,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
 
   const app = new Koa();
   app.use(requestIdMiddleware());
+  // At debug: this process's stdout is the tenant's app log, and a line per run would drown the app's own lines.
+  app.use(requestLogMiddleware(logger, { level: 'debug' }));
+  app.use(httpMetricsMiddleware(metrics.http));
   app.use(errorMiddleware());
   app.use(httpExceptionMiddleware());
   app.use(jsonBodyMiddleware());
