@@ -59,7 +59,7 @@ export function createApp(deps: ApiDeps): Koa {
 
   app.use(requestIdMiddleware());
   // Both see the final status: they report when the response has ended, after the error middleware answered.
-  app.use(requestLogMiddleware(logger));
+  app.use(requestLogMiddleware(deps.log ?? logger));
   app.use(httpMetricsMiddleware(new HttpMetrics(metricsRegistry)));
   app.use(errorMiddleware());
   app.use(jsonBodyMiddleware());
