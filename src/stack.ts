@@ -83,7 +83,7 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
       temporalAddress = devServer.address;
       temporalUiUrl = devServer.uiUrl;
     }
-    const temporal = await createTemporalClient(temporalAddress, config.temporalNamespace);
+    const temporal = await createTemporalClient(temporalAddress, config.temporalNamespace, config);
     stops.push(['temporal client', () => temporal.connection.close()]);
 
     const target = new LocalTarget({ config, db, secretBox });

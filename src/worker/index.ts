@@ -9,7 +9,7 @@ import { BUILD_TASK_QUEUE, CONTROL_TASK_QUEUE } from '../../workflows/messages';
 import { createMetricsRegistry } from '../http/metrics';
 import { Readiness } from '../http/readiness';
 import { findFreePort } from '../net/ports';
-import { temporalReadinessCheck } from '../temporal/client';
+import { temporalConnectionOptions, temporalReadinessCheck } from '../temporal/client';
 import { startWorkerMetricsServer } from './metricsServer';
 import { timePipelineSteps } from './pipelineMetrics';
 import { logSdkEntry } from './sdkLogging';
@@ -81,7 +81,7 @@ async function installSdkRuntime(exportMetrics: boolean): Promise<void> {
 
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   await installSdkRuntime(options.deps.config.temporalSdkMetrics);
-  const connection = await NativeConnection.connect({ address: options.temporalAddress });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(options.temporalAddress, options.deps.config));
   const registry = createMetricsRegistry('worker');
   const activities = timePipelineSteps(createActivities(options.deps), registry);
   const workflowSource: Partial<WorkerOptions> = options.workflowBundlePath
