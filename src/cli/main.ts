@@ -1,8 +1,17 @@
-/** The `graphx` command: start (the whole stack), worker (one worker alone), runtime (a deployed app), dev. */
-import { Command } from 'commander';
+/**
+ * The `graphx` command: start (the whole stack), worker (one worker alone), runtime (a deployed app), dev, and the CI
+ * commands (deploy, wait, status, logs, revisions, deployments; see ciCommands.ts). Usage errors exit 2.
+ */
+import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config';
+import { registerCiCommands } from './ciCommands';
+import { EXIT } from './exitCodes';
+
+const { version } = require('../../package.json') as { version: string };
 
 const program = new Command('graphx').description('graphx platform: deploy and run agent servers');
+// Thrown instead of exiting, so a usage error gets the conventional exit 2 (subcommands inherit this).
+program.exitOverride().version(version, '-V, --version');
 
 program
   .command('start')
@@ -29,11 +38,17 @@ program
     (await import('../runtime/main')).runDev({ configPath: options.config, port: Number(options.port), host: options.host }),
   );
 
+registerCiCommands(program);
+
 program.parseAsync(process.argv).catch((error: unknown) => {
+  if (error instanceof CommanderError) {
+    // Commander has printed the message (or the help / version) already.
+    process.exit(error.exitCode === 0 ? 0 : EXIT.usage);
+  }
   if (error instanceof ConfigError) {
     console.error(`graphx: ${error.message}`);
-  } else {
-    console.error(`graphx: ${(error as Error).stack ?? String(error)}`);
+    process.exit(EXIT.usage);
   }
+  console.error(`graphx: ${(error as Error).stack ?? String(error)}`);
   process.exit(1);
 });
