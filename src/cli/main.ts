@@ -2,10 +2,9 @@
  * The `graphx` command: start (the whole stack), worker (one worker alone), runtime (a deployed app), dev, and the CI
  * commands (deploy, wait, status, logs, revisions, deployments; see ciCommands.ts). Usage errors exit 2.
  */
-import { Command, CommanderError } from 'commander';
-import { ConfigError } from '../config';
+import { Command } from 'commander';
 import { registerCiCommands } from './ciCommands';
-import { EXIT } from './exitCodes';
+import { addRuntimeCommands, runProgram } from './runtimeCommands';
 
 const { version } = require('../../package.json') as { version: string };
 
@@ -24,31 +23,13 @@ program
   .action(async () => (await import('./worker')).runWorkerCommand());
 
 program
-  .command('runtime')
-  .description('serve one built application (started by a rollout; reads its environment)')
-  .action(async () => (await import('../runtime/main')).runRuntimeFromEnv());
+  .command('images')
+  .description('container images')
+  .command('build')
+  .description('build the runtime image graphx-runtime:<version> (and its base), unless one with the same content exists')
+  .option('--force', 'build even when an image with the same content hash exists')
+  .action(async (options: { force?: boolean }) => (await import('./images')).runImagesBuild(options));
 
-program
-  .command('dev')
-  .description('serve one application directory alone, without the control plane')
-  .requiredOption('--config <path>', 'path of graphx.json')
-  .option('--port <port>', 'port', '2024')
-  .option('--host <host>', 'interface', '127.0.0.1')
-  .action(async (options: { config: string; port: string; host: string }) =>
-    (await import('../runtime/main')).runDev({ configPath: options.config, port: Number(options.port), host: options.host }),
-  );
-
+addRuntimeCommands(program);
 registerCiCommands(program);
-
-program.parseAsync(process.argv).catch((error: unknown) => {
-  if (error instanceof CommanderError) {
-    // Commander has printed the message (or the help / version) already.
-    process.exit(error.exitCode === 0 ? 0 : EXIT.usage);
-  }
-  if (error instanceof ConfigError) {
-    console.error(`graphx: ${error.message}`);
-    process.exit(EXIT.usage);
-  }
-  console.error(`graphx: ${(error as Error).stack ?? String(error)}`);
-  process.exit(1);
-});
+runProgram(program);

@@ -10,6 +10,7 @@ import path from 'node:path';
 import Router from '@koa/router';
 import Koa from 'koa';
 import { Pool } from 'pg';
+import { answerClientErrorsWithJson } from '../http/clientErrors';
 import { errorMiddleware } from '../http/errors';
 import { jsonBodyMiddleware } from '../http/jsonBody';
 import { requestIdMiddleware } from '../http/requestId';
@@ -24,11 +25,8 @@ import { RunCoordinator } from './execution/runCoordinator';
 import { RunService } from './execution/runService';
 import { GraphRegistry } from './graphs';
 import { httpExceptionMiddleware } from '../http/httpException';
-import { registerAssistantRoutes } from './http/routes/assistantRoutes';
 import type { RuntimeServices } from './http/routes/context';
-import { registerMetaRoutes } from './http/routes/metaRoutes';
-import { registerRunRoutes } from './http/routes/runRoutes';
-import { registerThreadRoutes } from './http/routes/threadRoutes';
+import { registerRuntimeRoutes } from './http/routes';
 import { RuntimeMetrics } from './metrics';
 import { importExport } from './moduleLoader';
 import { RunRecorder } from './recording/runRecorder';
@@ -36,7 +34,8 @@ import { TraceShipper } from './recording/traceShipper';
 import { RunStore } from './storage/runStore';
 import { runTuningFromEnv } from './settings';
 import { ensureRuntimeSchema } from './storage/schema';
-import { TrackedPostgresSaver } from './storage/trackedCheckpointer';
+import { createTrackedPostgresSaver } from './storage/trackedCheckpointer';
+import { packageModuleKind } from './typeScriptModules';
 import { ThreadLeases } from './storage/threadLeases';
 import { ThreadStore } from './storage/threadStore';
 
@@ -83,7 +82,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
 
   const pool = new Pool({ connectionString: options.databaseUri, max: 20 });
   pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
-  const checkpointer = new TrackedPostgresSaver(pool);
+  const checkpointer = await createTrackedPostgresSaver(pool, packageModuleKind(appConfig.appDir));
   await ensureRuntimeSchema(pool, checkpointer);
 
   const graphs = await GraphRegistry.load(appConfig.graphs, checkpointer);
@@ -140,10 +139,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
 
   const router = new Router();
   router.get('/metrics', metricsHandler(metrics.registry));
-  registerMetaRoutes(router, services);
-  registerAssistantRoutes(router, services);
-  registerThreadRoutes(router, services);
-  registerRunRoutes(router, services);
+  registerRuntimeRoutes(router, services);
 
   const app = new Koa();
   app.use(requestIdMiddleware());
@@ -158,6 +154,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   app.use(router.allowedMethods());
 
   const server = http.createServer(app.callback());
+  answerClientErrorsWithJson(server);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
