@@ -14,10 +14,19 @@ export const REDACTED_PATHS = [
   'secrets[*].value',
 ];
 
-export const logger = pino({
-  level: process.env.GRAPHX_LOG_LEVEL ?? (process.env.JEST_WORKER_ID ? 'silent' : 'info'),
-  redact: { paths: REDACTED_PATHS, censor: '********' },
-  base: { service: 'graphx' },
-});
+/**
+ * A logger with the process's settings (level, redaction, base fields) writing JSON lines to `destination` (default
+ * stdout). Never coloured: pino writes plain JSON whatever the terminal.
+ */
+export function createLogger(destination?: pino.DestinationStream, level?: string): pino.Logger {
+  const options: pino.LoggerOptions = {
+    level: level ?? process.env.GRAPHX_LOG_LEVEL ?? (process.env.JEST_WORKER_ID ? 'silent' : 'info'),
+    redact: { paths: REDACTED_PATHS, censor: '********' },
+    base: { service: 'graphx' },
+  };
+  return destination ? pino(options, destination) : pino(options);
+}
+
+export const logger = createLogger();
 
 export type Logger = pino.Logger;

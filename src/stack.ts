@@ -27,6 +27,8 @@ export interface StackHandle {
   gatewayUrl: string;
   temporalAddress: string;
   temporalUiUrl: string | null;
+  /** The in-process worker's /metrics, /ready and /ok server (null without a worker). */
+  workerMetricsUrl: string | null;
   apiKeyFile: string;
   createdApiKey: string | null;
   databaseUrl: string;
@@ -94,7 +96,7 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
       temporalAddress = devServer.address;
       temporalUiUrl = devServer.uiUrl;
     }
-    const temporal = await createTemporalClient(temporalAddress, config.temporalNamespace);
+    const temporal = await createTemporalClient(temporalAddress, config.temporalNamespace, config);
     stops.push(['temporal client', () => temporal.connection.close()]);
 
     const target = new LocalTarget({ config, db, secretBox });
@@ -102,6 +104,7 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
     const closeGateway = await target.startGateway();
     stops.push(['gateway', closeGateway]);
 
+    let workerMetricsUrl: string | null = null;
     if (options.worker !== false) {
       const worker = await startWorker({
         temporalAddress,
@@ -109,10 +112,12 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
         deps: { config, db, secretBox, target },
         workflowBundlePath: options.workflowBundlePath,
         queues: config.workerQueues,
+        metrics: { host: config.host, port: config.workerMetricsPort },
       });
       // Shutting down cancels the activities (a rollout stops its new instances); one slow to notice is not waited
       // for past WORKER_STOP_MS: the app instances are stopped next either way.
       stops.push(['worker', () => Promise.race([worker.shutdown(), delay(WORKER_STOP_MS)])]);
+      workerMetricsUrl = worker.metricsUrl;
     }
     const relay = startOutboxRelay(db, temporal);
     stops.push(['outbox relay', relay.stop]);
@@ -136,6 +141,7 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
       gatewayUrl: target.gatewayUrl(),
       temporalAddress,
       temporalUiUrl,
+      workerMetricsUrl,
       apiKeyFile: bootstrap.apiKeyFile,
       createdApiKey: bootstrap.createdKey,
       databaseUrl,

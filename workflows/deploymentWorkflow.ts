@@ -229,14 +229,13 @@ class DeploymentEntity {
       // The revision keeps its own history: deleting the deployment interrupts it explicitly instead.
       parentClosePolicy: ParentClosePolicy.ABANDON,
       staticSummary: `build ${input.deploymentName} rev ${revision?.revisionNumber ?? '?'}${revision?.repoRef ? ` from ${revision.repoRef}` : ''}`,
-      typedSearchAttributes: undefined,
-      searchAttributes: {
-        [searchAttributeKeys.tenantId.name]: [input.tenantId],
-        [searchAttributeKeys.deploymentId.name]: [input.deploymentId],
-        [searchAttributeKeys.deploymentName.name]: [input.deploymentName],
-        [searchAttributeKeys.revisionId.name]: [revisionId],
-        [searchAttributeKeys.revisionStatus.name]: ['AWAITING_BUILD'],
-      },
+      typedSearchAttributes: [
+        { key: searchAttributeKeys.tenantId, value: input.tenantId },
+        { key: searchAttributeKeys.deploymentId, value: input.deploymentId },
+        { key: searchAttributeKeys.deploymentName, value: input.deploymentName },
+        { key: searchAttributeKeys.revisionId, value: revisionId },
+        { key: searchAttributeKeys.revisionStatus, value: 'AWAITING_BUILD' },
+      ],
     });
     void child.result().then(
       (view) => (this.childOutcome = { revisionId, status: view.status }),

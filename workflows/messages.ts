@@ -4,7 +4,7 @@
  */
 // @temporalio/common is what @temporalio/workflow is built on: deterministic, no I/O.
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
 export const CONTROL_TASK_QUEUE = 'graphx-control';
 export const BUILD_TASK_QUEUE = 'graphx-build';
@@ -141,6 +141,18 @@ export const deploymentStateQuery = defineQuery<DeploymentStateView>('deployment
 
 /** Operator signals of a revision workflow (Temporal UI / CLI, or the API's retry and interrupt). */
 export const retrySignal = defineSignal<[]>('retry');
+/** What an accepted `retryRevision` update answers. */
+export interface RetryRevisionResult {
+  revisionId: string;
+  /** The step the pipeline resumes from. */
+  resumesAt: PipelineStep;
+}
+/**
+ * The `retry` signal as an update: its validator rejects a revision that is not failed and waiting for retry, so the
+ * caller (the API, the Temporal UI or CLI) is told instead of the request vanishing. The signal stays for
+ * compatibility with running workflows and scripts.
+ */
+export const retryRevisionUpdate = defineUpdate<RetryRevisionResult, []>('retryRevision');
 export const interruptSignal = defineSignal<[]>('interrupt');
 export const statusQuery = defineQuery<RevisionStatusView>('status');
 /** From the deployment workflow: a newer revision is waiting, so a failed one stops waiting for `retry`. */

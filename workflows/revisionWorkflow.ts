@@ -8,9 +8,11 @@ import {
   CancellationScope,
   condition,
   isCancellation,
+  log,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  setCurrentDetails,
   upsertSearchAttributes,
   ActivityFailure,
   ActivityCancellationType,
@@ -20,6 +22,7 @@ import {
   BUILD_TASK_QUEUE,
   interruptSignal,
   PIPELINE_STEPS,
+  retryRevisionUpdate,
   retrySignal,
   statusQuery,
   supersedeSignal,
@@ -33,6 +36,7 @@ import {
 } from './messages';
 
 const RETRY_WAIT = '7 days';
+const RETRY_WAIT_MS = 7 * 24 * 3600 * 1000;
 
 const { recordRevisionStatus } = proxyLocalActivities<PipelineActivities>({
   startToCloseTimeout: '10 seconds',
@@ -87,11 +91,38 @@ export async function revisionWorkflow(input: RevisionWorkflowInput): Promise<Re
   // What the rollout returned; recorded with DEPLOYED so the URL and the status are written together.
   let url: string | null = null;
 
+  // True only while the revision waits for retry: a failed status alone is not enough (it may be ending).
+  let waitingForRetry = false;
+
   setHandler(statusQuery, () => ({ ...view }));
   setHandler(retrySignal, () => {
-    // Retry only means something to a failed revision; a retry sent while it runs is ignored, not queued.
-    if (isFailedRevisionStatus(view.status)) retryRequested = true;
+    // Retry only means something to a failed revision; a retry sent while it runs is ignored, not queued. A signal
+    // cannot answer, so the refusal goes to the workflow log (worker output) for whoever sent it.
+    if (waitingForRetry) retryRequested = true;
+    else log.warn('retry signal ignored', { revisionId: input.revisionId, reason: cannotRetry() });
   });
+  const cannotRetry = (): string | null => {
+    if (interruptRequested) return `Revision ${input.revisionId} is being interrupted; it cannot be retried.`;
+    if (superseded) return `Revision ${input.revisionId} was replaced by a newer revision; it cannot be retried.`;
+    if (!waitingForRetry || !isFailedRevisionStatus(view.status)) {
+      return `Revision ${input.revisionId} is ${view.status}; only a BUILD_FAILED or DEPLOY_FAILED revision can be retried.`;
+    }
+    return null;
+  };
+  setHandler(
+    retryRevisionUpdate,
+    () => {
+      retryRequested = true;
+      return { revisionId: input.revisionId, resumesAt: view.failedStep ?? 'clone' };
+    },
+    {
+      // A rejected update leaves no trace in the history: the caller gets the reason, the workflow is untouched.
+      validator: () => {
+        const reason = cannotRetry();
+        if (reason) throw new Error(reason);
+      },
+    },
+  );
   setHandler(interruptSignal, () => {
     interruptRequested = true;
     scope?.cancel();
@@ -108,7 +139,7 @@ export async function revisionWorkflow(input: RevisionWorkflowInput): Promise<Re
     view.status = status;
     view.statusMessage = statusMessage;
     view.failedStep = failedStep;
-    upsertSearchAttributes({ [searchAttributeKeys.revisionStatus.name]: [status] });
+    upsertSearchAttributes([{ key: searchAttributeKeys.revisionStatus, value: status }]);
     // Not cancellable: the database must learn the final status even while the scope is being cancelled.
     await CancellationScope.nonCancellable(() =>
       recordRevisionStatus({
@@ -160,7 +191,11 @@ export async function revisionWorkflow(input: RevisionWorkflowInput): Promise<Re
       }
       await setStatus(STEP_STATUS[step].failed, failureMessage(error, step), step);
       retryRequested = false;
+      waitingForRetry = true;
+      setCurrentDetails(retryDetails(input, view, new Date(Date.now() + RETRY_WAIT_MS)));
       const resumed = await condition(() => retryRequested || interruptRequested || superseded, RETRY_WAIT);
+      waitingForRetry = false;
+      setCurrentDetails('');
       if (!resumed || superseded) return { ...view };
       if (interruptRequested) {
         await setStatus('INTERRUPTED', 'Interrupted by a user.');
@@ -174,6 +209,25 @@ export async function revisionWorkflow(input: RevisionWorkflowInput): Promise<Re
 }
 
 class CancelledByInterrupt extends Error {}
+
+/**
+ * What the Temporal UI shows as the current details (Markdown) while a failed revision waits: what failed, how to
+ * retry it (API, the update or the signal), and until when. Date.now() is workflow time here: deterministic.
+ */
+function retryDetails(input: RevisionWorkflowInput, view: RevisionStatusView, until: Date): string {
+  const workflowId = `revision/${input.revisionId}`;
+  return [
+    `**${view.status}** at the **${view.failedStep}** step of ${input.deploymentName} revision ${input.revisionNumber}.`,
+    '',
+    `> ${(view.statusMessage ?? '').split('\n').slice(0, 5).join('\n> ')}`,
+    '',
+    `Waiting for a retry until **${until.toISOString()}** (then it ends ${view.status}; a newer revision ends the wait).`,
+    'Retry from the failed step with any of:',
+    `- API: \`POST /v2/deployments/${input.deploymentId}/revisions/${input.revisionId}/retry\``,
+    `- update: \`temporal workflow update execute --workflow-id ${workflowId} --name retryRevision\``,
+    `- signal: \`temporal workflow signal --workflow-id ${workflowId} --name retry\``,
+  ].join('\n');
+}
 
 /** The sentence a user sees: the activity's own message (the failing command and its last lines), not a wrapper. */
 function failureMessage(error: unknown, step: PipelineStep): string {

@@ -2,11 +2,17 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { ApiKeyRepository } from '../db/repositories/apiKeys';
+import { createMetricsRegistry, HttpMetrics, httpMetricsMiddleware, metricsHandler } from '../http/metrics';
+import { Readiness, readinessHandler } from '../http/readiness';
+import { requestLogMiddleware } from '../http/requestLog';
+import { logger } from '../logger';
+import { temporalReadinessCheck } from '../temporal/client';
 import type { ApiDeps } from './deps';
 import { requireApiKey } from './middleware/apiKeyAuth';
 import { errorMiddleware } from '../http/errors';
 import { jsonBodyMiddleware } from '../http/jsonBody';
 import { requestIdMiddleware } from '../http/requestId';
+import { registerControlPlaneMetrics } from './metrics';
 import { requireServiceToken } from './middleware/serviceTokenAuth';
 import { buildOpenApi, docsPage } from './openapi';
 import { RouteRegistry } from './routeKit';
@@ -36,6 +42,14 @@ export function buildApi(deps: ApiDeps): { app: Koa; registry: RouteRegistry } {
   router.get('/ok', (ctx) => {
     ctx.body = { ok: true };
   });
+  const readiness = new Readiness([
+    { name: 'database', check: () => deps.db.raw('select 1') },
+    temporalReadinessCheck(deps.temporal.connection),
+  ]);
+  router.get('/ready', readinessHandler(readiness));
+  const metricsRegistry = createMetricsRegistry('api');
+  registerControlPlaneMetrics(metricsRegistry, deps.db);
+  router.get('/metrics', metricsHandler(metricsRegistry));
   registerDeploymentRoutes(router, registry, deps);
   registerRevisionRoutes(router, registry, deps);
   registerAuthRoutes(router, registry, deps);
@@ -52,6 +66,9 @@ export function buildApi(deps: ApiDeps): { app: Koa; registry: RouteRegistry } {
   });
 
   app.use(requestIdMiddleware());
+  // Both see the final status: they report when the response has ended, after the error middleware answered.
+  app.use(requestLogMiddleware(deps.log ?? logger));
+  app.use(httpMetricsMiddleware(new HttpMetrics(metricsRegistry)));
   app.use(errorMiddleware());
   app.use(router.routes());
   app.use(router.allowedMethods());

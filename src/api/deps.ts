@@ -2,6 +2,7 @@
 import type { Client } from '@temporalio/client';
 import type { GraphxConfig } from '../config';
 import type { Db } from '../db/knex';
+import type { Logger } from '../logger';
 import type { SecretBox } from '../security/secretBox';
 
 export interface ApiDeps {
@@ -10,4 +11,6 @@ export interface ApiDeps {
   secretBox: SecretBox;
   /** Temporal client; the API signals and queries workflows through it. */
   temporal: Client;
+  /** Where request lines go (default the process logger; tests capture them). */
+  log?: Logger;
 }

@@ -24,10 +24,11 @@ export async function runWorkerCommand(): Promise<void> {
     namespace: config.temporalNamespace,
     deps: { config, db, secretBox, target },
     queues: config.workerQueues,
+    metrics: { host: config.host, port: config.workerMetricsPort },
   });
   // Only a worker that rolls out (control queue) supervises apps.
   if (config.workerQueues.includes('control')) await target.restoreActiveInstances();
-  logger.info({ temporal: config.temporalAddress }, 'worker running');
+  logger.info({ temporal: config.temporalAddress, metrics: worker.metricsUrl }, 'worker running');
   const shutdown = async () => {
     await worker.shutdown();
     await db.destroy();

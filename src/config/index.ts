@@ -58,6 +58,25 @@ export interface GraphxConfig {
   containerStoreDir: string;
   /** Base of the runtime image (GRAPHX_RUNTIME_BASE_IMAGE): a registry image, or `offline` to build it from Debian. */
   runtimeBaseImage: string;
+  /** Port of the worker's /metrics, /ready and /ok (GRAPHX_WORKER_METRICS_PORT; 0: any free port). */
+  workerMetricsPort: number;
+  /** Whether the worker exports the Temporal SDK's own metrics through its /metrics (GRAPHX_TEMPORAL_SDK_METRICS). */
+  temporalSdkMetrics: boolean;
+  /** How every connection to an external Temporal is secured (client, worker, readiness); null: plaintext. */
+  temporalTls: TemporalTlsSettings | null;
+  /** Temporal Cloud API key (TEMPORAL_API_KEY); implies TLS. Never logged. */
+  temporalApiKey: string | null;
+}
+
+/** TLS of the Temporal connection (TEMPORAL_TLS and TEMPORAL_TLS_*): files are read when a connection is made. */
+export interface TemporalTlsSettings {
+  /** PEM of the CA that signed the server's certificate (TEMPORAL_TLS_CA_FILE); null: the system's roots. */
+  serverCaFile: string | null;
+  /** PEM client certificate and key for mTLS (TEMPORAL_TLS_CERT_FILE, TEMPORAL_TLS_KEY_FILE); both or neither. */
+  clientCertFile: string | null;
+  clientKeyFile: string | null;
+  /** Name expected in the server's certificate when it differs from the address host (TEMPORAL_TLS_SERVER_NAME). */
+  serverName: string | null;
 }
 
 const flag = Joi.boolean().truthy('1', 'true', 'yes').falsy('0', 'false', 'no', '');
@@ -104,7 +123,17 @@ const schema = Joi.object({
   GRAPHX_WORKER_QUEUES: Joi.string()
     .pattern(/^(control|build)(,(control|build))*$/, 'comma list of control and build')
     .default('control,build'),
-}).unknown(true);
+  GRAPHX_WORKER_METRICS_PORT: Joi.number().integer().min(0).max(65535).default(9464),
+  GRAPHX_TEMPORAL_SDK_METRICS: flag.default(true),
+  TEMPORAL_TLS: flag,
+  TEMPORAL_TLS_CA_FILE: Joi.string().empty(''),
+  TEMPORAL_TLS_CERT_FILE: Joi.string().empty(''),
+  TEMPORAL_TLS_KEY_FILE: Joi.string().empty(''),
+  TEMPORAL_TLS_SERVER_NAME: Joi.string().hostname().empty(''),
+  TEMPORAL_API_KEY: Joi.string().min(1).empty(''),
+})
+  .and('TEMPORAL_TLS_CERT_FILE', 'TEMPORAL_TLS_KEY_FILE')
+  .unknown(true);
 
 /** Every environment setting read here (the schema's keys and GRAPHX_CONFIG_FILE); README's table is checked against it. */
 export function configVariables(): string[] {
@@ -136,7 +165,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
   const { value, error } = schema.validate(raw, { abortEarly: true, convert: true });
   if (error) {
     const detail = error.details[0];
-    const variable = String(detail?.path[0] ?? '?');
+    // An .and() failure has no path: name the pair from its context.
+    const variable = String(detail?.path[0] ?? (detail?.context?.missing as string[] | undefined)?.[0] ?? '?');
     throw new ConfigError(`Invalid configuration: ${variable}=${JSON.stringify(raw[variable])}: ${detail?.message}`);
   }
   const v = value as Record<string, any>;
@@ -167,7 +197,47 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     containerStoreDir: path.resolve(v.GRAPHX_CONTAINER_STORE ?? path.join(dataDir, 'containers', 'store')),
     runtimeBaseImage: v.GRAPHX_RUNTIME_BASE_IMAGE,
     workerQueues: [...new Set(String(v.GRAPHX_WORKER_QUEUES).split(','))] as Array<'control' | 'build'>,
+    workerMetricsPort: v.GRAPHX_WORKER_METRICS_PORT,
+    temporalSdkMetrics: v.GRAPHX_TEMPORAL_SDK_METRICS,
+    ...temporalSecurity(v),
   });
+}
+
+/** TLS and API-key settings of an external Temporal, checked together (they mean nothing for the dev server). */
+function temporalSecurity(v: Record<string, any>): Pick<GraphxConfig, 'temporalTls' | 'temporalApiKey'> {
+  const files = {
+    TEMPORAL_TLS_CA_FILE: v.TEMPORAL_TLS_CA_FILE as string | undefined,
+    TEMPORAL_TLS_CERT_FILE: v.TEMPORAL_TLS_CERT_FILE as string | undefined,
+    TEMPORAL_TLS_KEY_FILE: v.TEMPORAL_TLS_KEY_FILE as string | undefined,
+  };
+  const apiKey = (v.TEMPORAL_API_KEY as string | undefined) ?? null;
+  const anyTlsSetting = Object.values(files).some(Boolean) || Boolean(v.TEMPORAL_TLS_SERVER_NAME);
+  if (v.TEMPORAL_TLS === false && (anyTlsSetting || apiKey)) {
+    throw new ConfigError(
+      'Invalid configuration: TEMPORAL_TLS=0 contradicts TEMPORAL_TLS_* or TEMPORAL_API_KEY (an API key needs TLS).',
+    );
+  }
+  const tls = v.TEMPORAL_TLS === true || anyTlsSetting || apiKey !== null;
+  if (tls && !v.TEMPORAL_ADDRESS) {
+    throw new ConfigError(
+      'Invalid configuration: TEMPORAL_TLS, TEMPORAL_TLS_* and TEMPORAL_API_KEY apply to an external Temporal; set TEMPORAL_ADDRESS too.',
+    );
+  }
+  for (const [variable, file] of Object.entries(files)) {
+    if (file && !fs.existsSync(file))
+      throw new ConfigError(`Invalid configuration: ${variable}=${JSON.stringify(file)}: no such file.`);
+  }
+  return {
+    temporalApiKey: apiKey,
+    temporalTls: tls
+      ? {
+          serverCaFile: files.TEMPORAL_TLS_CA_FILE ? path.resolve(files.TEMPORAL_TLS_CA_FILE) : null,
+          clientCertFile: files.TEMPORAL_TLS_CERT_FILE ? path.resolve(files.TEMPORAL_TLS_CERT_FILE) : null,
+          clientKeyFile: files.TEMPORAL_TLS_KEY_FILE ? path.resolve(files.TEMPORAL_TLS_KEY_FILE) : null,
+          serverName: v.TEMPORAL_TLS_SERVER_NAME ?? null,
+        }
+      : null,
+  };
 }
 
 function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {

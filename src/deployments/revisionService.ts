@@ -7,7 +7,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { DeploymentRepository } from '../db/repositories/deployments';
 import { RevisionRepository, type RevisionRecord } from '../db/repositories/revisions';
 import { ConflictError, deploymentNotFound, revisionNotFound } from '../errors';
-import { queryRevisionStatus, signalRevision } from '../pipeline/deploymentWorkflowClient';
+import { queryRevisionStatus, retryRevision, signalRevision } from '../pipeline/deploymentWorkflowClient';
 import {
   deploymentWorkflowId,
   FAILED_REVISION_STATUSES,
@@ -69,7 +69,10 @@ export class RevisionService {
         `Revision ID ${revisionId} is ${status}; only a BUILD_FAILED or DEPLOY_FAILED revision can be retried.`,
       );
     }
-    if (!(await signalRevision(this.deps.temporal, revisionId, 'retry'))) {
+    // The workflow has the last word (its status may have moved since the read above): a refusal is a 409 too.
+    const outcome = await retryRevision(this.deps.temporal, revisionId);
+    if (outcome.kind === 'refused') throw new ConflictError(outcome.reason);
+    if (outcome.kind === 'gone') {
       throw new ConflictError(
         `Revision ID ${revisionId} no longer waits for a retry (its 7-day window ended or a newer revision replaced it).`,
       );

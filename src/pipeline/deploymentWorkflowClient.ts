@@ -1,11 +1,18 @@
 /** How the control plane talks to the deployment and revision workflows: starts, signals, queries. */
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import {
+  isGrpcDeadlineError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+  type Client,
+} from '@temporalio/client';
 import {
   CONTROL_TASK_QUEUE,
   deleteDeploymentSignal,
   deploymentWorkflowId,
   enqueueRevisionSignal,
   interruptSignal,
+  retryRevisionUpdate,
   retrySignal,
   revisionWorkflowId,
   searchAttributeKeys,
@@ -82,4 +89,32 @@ export async function signalRevision(temporal: Client, revisionId: string, signa
     if (error instanceof WorkflowNotFoundError) return false;
     throw error;
   }
+}
+
+/** How long the API waits for a worker to accept or reject a retry before falling back to the signal. */
+const RETRY_UPDATE_DEADLINE_MS = 10_000;
+
+/** What became of a retry: accepted, refused by the workflow (with its reason), or no workflow waits any more. */
+export type RetryOutcome = { kind: 'accepted' } | { kind: 'refused'; reason: string } | { kind: 'gone' };
+
+/**
+ * Retries a failed revision through the `retryRevision` update, whose validator refuses a revision that does not wait
+ * for retry. When no worker answers in time the durable `retry` signal is sent instead (it is acted on once a worker
+ * is back), so the API never hangs on a missing worker.
+ */
+export async function retryRevision(temporal: Client, revisionId: string): Promise<RetryOutcome> {
+  const handle = temporal.workflow.getHandle(revisionWorkflowId(revisionId));
+  try {
+    await temporal.connection.withDeadline(Date.now() + RETRY_UPDATE_DEADLINE_MS, () =>
+      handle.executeUpdate(retryRevisionUpdate),
+    );
+    return { kind: 'accepted' };
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return { kind: 'gone' };
+    if (error instanceof WorkflowUpdateFailedError) {
+      return { kind: 'refused', reason: (error.cause as Error | undefined)?.message ?? error.message };
+    }
+    if (!(error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) && !isGrpcDeadlineError(error)) throw error;
+  }
+  return (await signalRevision(temporal, revisionId, 'retry')) ? { kind: 'accepted' } : { kind: 'gone' };
 }

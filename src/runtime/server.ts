@@ -15,6 +15,8 @@ import { errorMiddleware } from '../http/errors';
 import { jsonBodyMiddleware } from '../http/jsonBody';
 import { requestIdMiddleware } from '../http/requestId';
 import { ConfigError } from '../config';
+import { httpMetricsMiddleware, metricsHandler } from '../http/metrics';
+import { requestLogMiddleware } from '../http/requestLog';
 import { logger } from '../logger';
 import { applyAppEnv, loadAppConfig } from './appConfig';
 import { authMiddleware, isCustomAuth, type CustomAuth } from './auth/authMiddleware';
@@ -25,6 +27,7 @@ import { GraphRegistry } from './graphs';
 import { httpExceptionMiddleware } from '../http/httpException';
 import type { RuntimeServices } from './http/routes/context';
 import { registerRuntimeRoutes } from './http/routes';
+import { RuntimeMetrics } from './metrics';
 import { importExport } from './moduleLoader';
 import { RunRecorder } from './recording/runRecorder';
 import { TraceShipper } from './recording/traceShipper';
@@ -98,6 +101,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const shipper = controlPlane ? new TraceShipper(runs, controlPlane) : null;
   const recorder = new RunRecorder(runs, () => shipper?.kick());
   const appRequire = createRequire(path.join(appConfig.appDir, 'noop.js'));
+  const metrics = new RuntimeMetrics();
   const runService = new RunService({
     graphs,
     threads,
@@ -108,6 +112,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     claimLimits: { enqueueWaitMs: tuning.enqueueWaitMs },
     customAuth,
     tracing: controlPlane !== null,
+    metrics,
     // The app's own Command class: LangGraph recognises a resume command by its class.
     commandClass: async () => ((await import(appRequire.resolve('@langchain/langgraph'))) as { Command: any }).Command,
   });
@@ -129,13 +134,18 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       context: 'js',
       flags: { assistants: true, crons: false, langsmith: false, graphx: true },
     },
+    metrics,
   };
 
   const router = new Router();
+  router.get('/metrics', metricsHandler(metrics.registry));
   registerRuntimeRoutes(router, services);
 
   const app = new Koa();
   app.use(requestIdMiddleware());
+  // At debug: this process's stdout is the tenant's app log, and a line per run would drown the app's own lines.
+  app.use(requestLogMiddleware(logger, { level: 'debug' }));
+  app.use(httpMetricsMiddleware(metrics.http));
   app.use(errorMiddleware());
   app.use(httpExceptionMiddleware());
   app.use(jsonBodyMiddleware());

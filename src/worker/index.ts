@@ -6,11 +6,19 @@ import path from 'node:path';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities';
 import { BUILD_TASK_QUEUE, CONTROL_TASK_QUEUE } from '../../workflows/messages';
+import { createMetricsRegistry } from '../http/metrics';
+import { Readiness } from '../http/readiness';
+import { findFreePort } from '../net/ports';
+import { temporalConnectionOptions, temporalReadinessCheck } from '../temporal/client';
+import { startWorkerMetricsServer } from './metricsServer';
+import { timePipelineSteps } from './pipelineMetrics';
 import { logSdkEntry } from './sdkLogging';
 
 export interface WorkerHandle {
   /** Resolves when both workers have stopped. */
   shutdown: () => Promise<void>;
+  /** Base URL of the metrics/readiness server, when one was asked for. */
+  metricsUrl: string | null;
 }
 
 export interface StartWorkerOptions {
@@ -22,6 +30,8 @@ export interface StartWorkerOptions {
   buildConcurrency?: number;
   /** Which task queues to poll (default both). A build-only worker scales builds apart from rollouts. */
   queues?: ReadonlyArray<'control' | 'build'>;
+  /** Serve /metrics, /ready and /ok on host:port (0: a free port); absent: no server. */
+  metrics?: { host: string; port: number };
 }
 
 /**
@@ -35,25 +45,45 @@ export const HEARTBEAT_THROTTLE = {
 
 export const WORKFLOWS_PATH = path.resolve(__dirname, '..', '..', 'workflows', 'index.ts');
 
+/** Where this process's SDK runtime exports its metrics, when we installed it with an exporter. */
+let sdkMetricsUrl: string | null = null;
+
 /**
- * The SDK logs every worker state change at INFO; ours speak at WARN unless debugging. The SDK would also stop the
- * workers on SIGINT by itself, racing `graphx start`'s ordered shutdown: the process owns its signals instead.
+ * The SDK logs every worker state change at INFO; ours speak at WARN unless debugging. The Rust core's own lines are
+ * forwarded to the same logger (`logging.forward`), so they come out as our JSON lines, not coloured text on stderr.
+ * Its metrics go to a Prometheus exporter on a free loopback port that the worker's /metrics re-serves. The SDK would
+ * also stop the workers on SIGINT by itself, racing `graphx start`'s ordered shutdown: the process owns its signals.
  */
-function installSdkRuntime(): void {
+async function installSdkRuntime(exportMetrics: boolean): Promise<void> {
+  if (Runtime._instance) return; // Installed already (a second worker, or a test set-up).
+  const debug = process.env.GRAPHX_LOG_LEVEL === 'debug' || process.env.GRAPHX_LOG_LEVEL === 'trace';
+  const bindAddress = exportMetrics ? `127.0.0.1:${await findFreePort()}` : null;
   try {
     Runtime.install({
-      logger: new DefaultLogger(process.env.GRAPHX_LOG_LEVEL === 'debug' ? 'INFO' : 'WARN', logSdkEntry),
+      logger: new DefaultLogger(debug ? 'INFO' : 'WARN', logSdkEntry),
+      telemetryOptions: {
+        logging: { filter: { core: debug ? 'INFO' : 'WARN', other: 'ERROR' }, forward: {} },
+        ...(bindAddress
+          ? {
+              metrics: {
+                prometheus: { bindAddress, countersTotalSuffix: true, unitSuffix: true, useSecondsForDurations: true },
+              },
+            }
+          : {}),
+      },
       shutdownSignals: [],
     });
+    sdkMetricsUrl = bindAddress ? `http://${bindAddress}/metrics` : null;
   } catch {
     // Installed already (a second worker in this process, or a test set-up).
   }
 }
 
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
-  installSdkRuntime();
-  const connection = await NativeConnection.connect({ address: options.temporalAddress });
-  const activities = createActivities(options.deps);
+  await installSdkRuntime(options.deps.config.temporalSdkMetrics);
+  const connection = await NativeConnection.connect(temporalConnectionOptions(options.temporalAddress, options.deps.config));
+  const registry = createMetricsRegistry('worker');
+  const activities = timePipelineSteps(createActivities(options.deps), registry);
   const workflowSource: Partial<WorkerOptions> = options.workflowBundlePath
     ? { workflowBundle: { codePath: options.workflowBundlePath } }
     : { workflowsPath: WORKFLOWS_PATH };
@@ -85,8 +115,24 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     );
   }
   const running = Promise.all(workers.map((worker) => worker.run()));
+  const readiness = new Readiness([
+    { name: 'database', check: () => options.deps.db.raw('select 1') },
+    temporalReadinessCheck(connection),
+    {
+      name: 'worker',
+      check: async () => {
+        const stopped = workers.find((worker) => worker.getState() !== 'RUNNING');
+        if (stopped) throw new Error(`the ${stopped.options.taskQueue} worker is ${stopped.getState()}`);
+      },
+    },
+  ]);
+  const metricsServer = options.metrics
+    ? await startWorkerMetricsServer({ ...options.metrics, registry, readiness, sdkMetricsUrl: () => sdkMetricsUrl })
+    : null;
   return {
+    metricsUrl: metricsServer?.url ?? null,
     shutdown: async () => {
+      await metricsServer?.close();
       for (const worker of workers) {
         // A worker already stopping (its own fatal error) is fine: we only wait for it below.
         if (worker.getState() === 'RUNNING') worker.shutdown();

@@ -42,6 +42,7 @@ export function testConfig(overrides: Record<string, string> = {}): GraphxConfig
       GRAPHX_ALLOW_FILE_REPOS: '1',
       GRAPHX_ALLOW_INSECURE_OAUTH: '1',
       GRAPHX_LOG_LEVEL: 'silent',
+      GRAPHX_WORKER_METRICS_PORT: '0',
       ...overrides,
     },
   );

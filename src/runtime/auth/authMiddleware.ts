@@ -23,7 +23,8 @@ export function isCustomAuth(value: unknown): value is CustomAuth {
   return typeof value === 'object' && value !== null && typeof (value as CustomAuth)['~handlerCache'] === 'object';
 }
 
-const PUBLIC_PATHS = new Set(['/ok', '/info']);
+/** `/metrics` is for the operator's scraper on the instance port; the gateway does not forward it (gateway.ts). */
+const PUBLIC_PATHS = new Set(['/ok', '/info', '/metrics']);
 const STUDIO_SCHEME = 'graphx-studio';
 
 /** The Fetch `Request` custom `authenticate` handlers receive. */
@@ -54,7 +55,7 @@ async function verifiedKeyOwner(controlPlane: ControlPlaneClient | null, apiKey:
   }
 }
 
-/** Sets `ctx.state.auth` for every route except /ok and /info. */
+/** Sets `ctx.state.auth` for every route except /ok, /info and /metrics. */
 export function authMiddleware(options: {
   customAuth: CustomAuth | null;
   controlPlane: ControlPlaneClient | null;

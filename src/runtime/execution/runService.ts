@@ -9,6 +9,7 @@ import { authorize, type AuthFilter } from '../auth/authorization';
 import type { CustomAuth } from '../auth/authMiddleware';
 import type { AuthUser } from '../auth/authUser';
 import type { GraphRegistry, LoadedGraph } from '../graphs';
+import type { RuntimeMetrics } from '../metrics';
 import type { RunRecorder } from '../recording/runRecorder';
 import type { Run, RunStore } from '../storage/runStore';
 import type { ThreadStatus, ThreadStore } from '../storage/threadStore';
@@ -58,6 +59,8 @@ export class RunService {
       customAuth: CustomAuth | null;
       tracing: boolean;
       commandClass: () => Promise<new (fields: Record<string, unknown>) => unknown>;
+      /** Runs started/finished per assistant; absent in unit set-ups. */
+      metrics?: RuntimeMetrics;
     },
   ) {}
 
@@ -173,6 +176,7 @@ export class RunService {
     // A thread run can also be stopped by another request (interrupt, rollback) or by losing its lease.
     const tracked = run.thread_id ? this.deps.coordinator.track(run.run_id, clientSignal) : null;
     const signal = tracked?.signal ?? clientSignal;
+    this.deps.metrics?.runStarted(prepared.graph.spec.graphId);
     try {
       yield { event: 'metadata', data: { run_id: run.run_id, attempt: 1 } };
       const graph = await prepared.graph.forRun(prepared.graphConfig, prepared.stateful);
@@ -191,6 +195,7 @@ export class RunService {
     } finally {
       if (signal.aborted && outcome.status !== 'error') outcome.status = 'interrupted';
       tracked?.untrack();
+      this.deps.metrics?.runFinished(prepared.graph.spec.graphId, outcome.status, prepared.startedAt);
       await this.finish(prepared, outcome, tracked?.reason() ?? null);
     }
   }

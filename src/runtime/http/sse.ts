@@ -24,6 +24,7 @@ export function respondWithEvents(
   contentLocation: string,
   events: (signal: AbortSignal) => AsyncGenerator<StreamEvent>,
   cancelOnDisconnect: boolean,
+  activeStreams?: { inc(): void; dec(): void },
 ): void {
   const res = ctx.res;
   const abort = new AbortController();
@@ -58,6 +59,8 @@ export function respondWithEvents(
       });
     }
   };
+  activeStreams?.inc();
+  res.once('close', () => activeStreams?.dec());
   void (async () => {
     try {
       for await (const event of events(abort.signal)) {

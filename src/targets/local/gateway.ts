@@ -11,6 +11,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { answerClientErrorsWithJson } from '../../http/clientErrors';
 import type { Db } from '../../db/knex';
+import { createMetricsRegistry, HttpMetrics, onResponseEnd, UNMATCHED_ROUTE, writeMetrics } from '../../http/metrics';
+import { logger } from '../../logger';
+import { registerGatewayMetrics } from './gatewayMetrics';
 import { RequestBody } from './requestBody';
 
 export interface GatewayOptions {
@@ -37,11 +40,23 @@ const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE'])
 const NOT_DELIVERED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'upgrade']);
 const MAX_ATTEMPTS = 6;
+/** The gateway's own scrape path: a deployment name cannot start with `-`, so no app can shadow it. */
+export const GATEWAY_METRICS_PATH = '/-/metrics';
+const INSTANCE_ONLY_PATHS = /^\/metrics\/?(\?|$)/;
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Starts the gateway on host:port (0 = any free port); resolves once it listens. */
 export async function startGateway(options: GatewayOptions): Promise<GatewayHandle> {
   const routes = new RouteTable(options.db, options.routeTtlMs ?? 500);
+  const registry = createMetricsRegistry('gateway');
+  const metrics = new HttpMetrics(registry);
+  registerGatewayMetrics(registry, options.db);
   const server = http.createServer({ noDelay: true }, (req, res) => {
+    if (req.url === GATEWAY_METRICS_PATH && req.method === 'GET') {
+      writeMetrics(registry, res).catch(() => sendDetail(res, 500, 'Metrics could not be collected.'));
+      return;
+    }
+    observe(req, res, metrics);
     handle(routes, req, res).catch(() => {
       if (!res.headersSent) sendDetail(res, 502, 'The deployment could not be reached.');
       else res.destroy();
@@ -108,6 +123,35 @@ class RouteTable {
   }
 }
 
+/**
+ * Counts, times and logs the request once its response has ended. The route is `/<deployment>/*` for a deployment
+ * that exists (known by `handle`) and `unmatched` otherwise, so unknown names cannot grow the series.
+ */
+function observe(req: http.IncomingMessage, res: http.ServerResponse, metrics: HttpMetrics): void {
+  const started = process.hrtime.bigint();
+  onResponseEnd(res, started, (seconds) => {
+    const route = (res as RoutedResponse).graphxRoute ?? UNMATCHED_ROUTE;
+    const method = req.method ?? 'GET';
+    metrics.observe(method, route, res.statusCode, seconds);
+    const incomingId = req.headers['x-request-id'];
+    logger.info(
+      {
+        request: {
+          method,
+          route,
+          status: res.statusCode,
+          durationMs: Math.round(seconds * 1e6) / 1e3,
+          requestId: typeof incomingId === 'string' && SAFE_REQUEST_ID.test(incomingId) ? incomingId : undefined,
+        },
+        component: 'gateway',
+      },
+      'request',
+    );
+  });
+}
+
+type RoutedResponse = http.ServerResponse & { graphxRoute?: string };
+
 async function handle(routes: RouteTable, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   const match = NAME_AND_REST.exec(req.url ?? '');
   if (!match) {
@@ -117,6 +161,11 @@ async function handle(routes: RouteTable, req: http.IncomingMessage, res: http.S
   const name = match[1] as string;
   const rest = match[2] ?? '';
   const upstreamPath = rest.startsWith('/') ? rest : `/${rest}`;
+  if (INSTANCE_ONLY_PATHS.test(upstreamPath)) {
+    // An instance's metrics name its assistants and volumes: for the operator's scraper, not the public.
+    sendDetail(res, 404, 'Not found.');
+    return;
+  }
   const body = new RequestBody(req);
   const failed = new Set<number>();
   let route = await routes.get(name);
@@ -124,6 +173,7 @@ async function handle(routes: RouteTable, req: http.IncomingMessage, res: http.S
     sendDetail(res, 404, `Deployment ${name} not found.`);
     return;
   }
+  (res as RoutedResponse).graphxRoute = `/${name}/*`;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
     let port = routes.pick(name, route, failed);
     if (port === null && attempt > 0) {

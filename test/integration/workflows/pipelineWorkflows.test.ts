@@ -4,7 +4,7 @@
  */
 import crypto from 'node:crypto';
 import { Context } from '@temporalio/activity';
-import type { Client } from '@temporalio/client';
+import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { PipelineActivities, RecordRevisionStatusInput } from '../../../activities/types';
@@ -15,6 +15,7 @@ import {
   deploymentStateQuery,
   deploymentWorkflowId,
   interruptSignal,
+  retryRevisionUpdate,
   retrySignal,
   revisionWorkflowId,
   statusQuery,
@@ -228,6 +229,70 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
     await waitForStatus(revisionId, 'DEPLOYED');
     expect(harness.calls.filter((call) => call === `clone:${revisionId}`)).toHaveLength(1);
     expect(harness.calls.filter((call) => call === `build:${revisionId}`)).toHaveLength(2);
+  });
+
+  /** The workflow's current details, as the Temporal UI shows them (the SDK's built-in metadata query). */
+  async function currentDetails(revisionId: string): Promise<string> {
+    const metadata = await temporal.workflow
+      .getHandle(revisionWorkflowId(revisionId))
+      .query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+    return metadata.currentDetails ?? '';
+  }
+
+  it('a revision waiting for retry says in its current details what failed, how to retry and until when; the retryRevision update resumes it', async () => {
+    const deploymentId = crypto.randomUUID();
+    const revisionId = await (async () => {
+      const id = crypto.randomUUID();
+      harness.failingBuilds.add(id);
+      startedDeployments.push(deploymentId);
+      await signalDeploymentWorkflow(temporal, {
+        kind: 'enqueue_revision',
+        deploymentId,
+        payload: { revisionId: id, revisionNumber: 2, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-ui' },
+      });
+      return id;
+    })();
+    await waitForStatus(revisionId, 'BUILD_FAILED');
+    const details = await currentDetails(revisionId);
+    expect(details).toContain('**BUILD_FAILED** at the **build** step of wf-ui revision 2');
+    expect(details).toContain('Error: missing module ./nowhere');
+    expect(details).toContain(`POST /v2/deployments/${deploymentId}/revisions/${revisionId}/retry`);
+    expect(details).toContain(`--workflow-id revision/${revisionId} --name retryRevision`);
+    const until = /until \*\*(.+?)\*\*/.exec(details)?.[1];
+    const hoursLeft = (Date.parse(until as string) - Date.now()) / 3_600_000;
+    expect(hoursLeft).toBeGreaterThan(7 * 24 - 1);
+    expect(hoursLeft).toBeLessThanOrEqual(7 * 24);
+
+    harness.failingBuilds.delete(revisionId);
+    const result = await temporal.workflow.getHandle(revisionWorkflowId(revisionId)).executeUpdate(retryRevisionUpdate);
+    expect(result).toEqual({ revisionId, resumesAt: 'build' });
+    await waitForStatus(revisionId, 'DEPLOYED');
+    expect(harness.calls.filter((call) => call === `build:${revisionId}`)).toHaveLength(2);
+  });
+
+  it('rejects a retryRevision update to a revision that has not failed, naming its status, and leaves it running', async () => {
+    const deploymentId = crypto.randomUUID();
+    const revisionId = crypto.randomUUID();
+    harness.heldBuilds.add(revisionId);
+    startedDeployments.push(deploymentId);
+    await signalDeploymentWorkflow(temporal, {
+      kind: 'enqueue_revision',
+      deploymentId,
+      payload: { revisionId, revisionNumber: 1, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-noretry' },
+    });
+    await waitForStatus(revisionId, 'BUILDING');
+    const handle = temporal.workflow.getHandle(revisionWorkflowId(revisionId));
+    const refused = await handle.executeUpdate(retryRevisionUpdate).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(((refused as WorkflowUpdateFailedError).cause as Error).message).toBe(
+      `Revision ${revisionId} is BUILDING; only a BUILD_FAILED or DEPLOY_FAILED revision can be retried.`,
+    );
+    // A rejected update leaves no event in the history.
+    const history = await handle.fetchHistory();
+    expect(JSON.stringify(history.events)).not.toContain('retryRevision');
+    expect((await handle.query(statusQuery)).status).toBe('BUILDING');
+    harness.heldBuilds.delete(revisionId);
+    await waitForStatus(revisionId, 'DEPLOYED');
   });
 
   it('interrupts a running build: the activity is cancelled and the revision ends INTERRUPTED', async () => {

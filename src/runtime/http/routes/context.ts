@@ -6,6 +6,7 @@ import type { AuthUser, RequestAuth } from '../../auth/authUser';
 import type { RunCoordinator } from '../../execution/runCoordinator';
 import type { RunService } from '../../execution/runService';
 import type { GraphRegistry } from '../../graphs';
+import type { RuntimeMetrics } from '../../metrics';
 import type { RunStore } from '../../storage/runStore';
 import type { ThreadStore } from '../../storage/threadStore';
 
@@ -19,6 +20,7 @@ export interface RuntimeServices {
   /** Deleting a thread also drops its checkpoints. */
   deleteCheckpoints: (threadId: string) => Promise<void>;
   info: Record<string, unknown>;
+  metrics: RuntimeMetrics;
 }
 
 export function userOf(ctx: Koa.Context): AuthUser | null {

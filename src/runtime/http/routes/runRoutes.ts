@@ -33,6 +33,7 @@ export function registerRunRoutes(router: Router, services: RuntimeServices): vo
       location,
       (signal) => services.runService.execute(prepared, signal),
       request.on_disconnect === 'cancel',
+      services.metrics.activeStreams,
     );
   };
 
