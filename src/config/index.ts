@@ -114,7 +114,9 @@ const schema = Joi.object({
   GRAPHX_PUBLIC_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
     .empty(''),
-  GRAPHX_RUNNER: Joi.string().valid('process', 'container').default('process'),
+  // `container` joins once the container target exists (issue 10); until then asking for it stops start-up clearly
+  // rather than silently running unisolated processes.
+  GRAPHX_RUNNER: Joi.string().valid('process').default('process'),
   GRAPHX_CONTAINER_SOCKET: Joi.string().min(1).empty(''),
   GRAPHX_CONTAINER_STORE: Joi.string().min(1).empty(''),
   GRAPHX_RUNTIME_BASE_IMAGE: Joi.string()
