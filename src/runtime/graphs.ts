@@ -12,7 +12,16 @@ import { importExport } from './moduleLoader';
 /** The part of a compiled LangGraph.js graph the runtime uses. */
 export interface RunnableGraph {
   stream(input: unknown, options: Record<string, unknown>): Promise<AsyncIterable<unknown>>;
-  getState(config: Record<string, unknown>): Promise<GraphStateSnapshot>;
+  getState(config: Record<string, unknown>, options?: { subgraphs?: boolean }): Promise<GraphStateSnapshot>;
+  getStateHistory(
+    config: Record<string, unknown>,
+    options: { limit?: number; before?: Record<string, unknown>; filter?: Record<string, unknown> },
+  ): AsyncIterable<GraphStateSnapshot>;
+  updateState(
+    config: Record<string, unknown>,
+    values: unknown,
+    asNode?: string,
+  ): Promise<{ configurable?: Record<string, unknown> }>;
   withConfig(config: Record<string, unknown>): RunnableGraph;
   checkpointer?: unknown;
 }

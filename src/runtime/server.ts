@@ -20,6 +20,7 @@ import { authMiddleware, isCustomAuth, type CustomAuth } from './auth/authMiddle
 import { ControlPlaneClient } from './controlPlaneClient';
 import { RunCoordinator } from './execution/runCoordinator';
 import { RunService } from './execution/runService';
+import { ThreadStateService } from './execution/threadState';
 import { GraphRegistry } from './graphs';
 import { httpExceptionMiddleware } from './http/errors';
 import { registerAssistantRoutes } from './http/routes/assistantRoutes';
@@ -27,6 +28,7 @@ import type { RuntimeServices } from './http/routes/context';
 import { registerMetaRoutes } from './http/routes/metaRoutes';
 import { registerRunRoutes } from './http/routes/runRoutes';
 import { registerThreadRoutes } from './http/routes/threadRoutes';
+import { registerThreadStateRoutes } from './http/routes/threadStateRoutes';
 import { importExport } from './moduleLoader';
 import { RunRecorder } from './recording/runRecorder';
 import { TraceShipper } from './recording/traceShipper';
@@ -62,6 +64,15 @@ function packageVersion(appDir: string, name: string): string | null {
   }
 }
 
+/**
+ * Makes `getLogger()` of `@langchain/langgraph-sdk/logging` work in app code, at import time included: the SDK reads
+ * its logger from this global symbol, which the anchor's server sets before it loads graphs.
+ */
+function registerSdkLogger(): void {
+  const key = Symbol.for('langgraph.api.sdk-logger');
+  (globalThis as Record<symbol, unknown>)[key] ??= logger.child({ component: 'app' });
+}
+
 async function loadCustomAuth(config: ReturnType<typeof loadAppConfig>): Promise<CustomAuth | null> {
   if (!config.auth) return null;
   const exported = await importExport(config.auth);
@@ -83,6 +94,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const checkpointer = new TrackedPostgresSaver(pool);
   await ensureRuntimeSchema(pool, checkpointer);
 
+  registerSdkLogger();
   const graphs = await GraphRegistry.load(appConfig.graphs, checkpointer);
   const customAuth = await loadCustomAuth(appConfig);
   const controlPlane = options.controlPlane
@@ -118,6 +130,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     threads,
     runs,
     runService,
+    threadState: new ThreadStateService({
+      graphs,
+      threads,
+      leases: coordinator.leases,
+      afterRelease: (threadId) => coordinator.announceRelease(threadId),
+    }),
     coordinator,
     customAuth,
     deleteCheckpoints: async (threadId) => {
@@ -136,6 +154,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   registerMetaRoutes(router, services);
   registerAssistantRoutes(router, services);
   registerThreadRoutes(router, services);
+  registerThreadStateRoutes(router, services);
   registerRunRoutes(router, services);
 
   const app = new Koa();

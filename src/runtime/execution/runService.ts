@@ -16,6 +16,7 @@ import type { RunCoordinator, StopReason } from './runCoordinator';
 import { claimThread, type ClaimLimits, type MultitaskStrategy } from './threadClaim';
 import { streamGraph, type ApiStreamMode, type GraphRunOutcome, type StreamEvent } from './graphStream';
 import { toWireJson, truncateJson } from './serialize';
+import { interruptsOf } from './threadState';
 
 export interface RunRequest {
   assistant_id: string;
@@ -29,6 +30,9 @@ export interface RunRequest {
   on_disconnect: 'cancel' | 'continue';
   multitask_strategy?: MultitaskStrategy;
   if_not_exists?: 'reject' | 'create';
+  /** Fork: run from this earlier checkpoint of the thread instead of its head. */
+  checkpoint_id?: string;
+  checkpoint?: { checkpoint_id?: string; checkpoint_ns?: string; checkpoint_map?: Record<string, unknown> } | null;
 }
 
 export interface PreparedRun {
@@ -143,6 +147,10 @@ export class RunService {
       assistant_id: graph.assistant.assistant_id,
     };
     for (const key of AUTH_KEYS) delete configurable[key];
+    if (run.thread_id) {
+      const fork = { ...(request.checkpoint ?? {}), ...(request.checkpoint_id ? { checkpoint_id: request.checkpoint_id } : {}) };
+      for (const [key, value] of Object.entries(fork)) if (value !== undefined && value !== null) configurable[key] = value;
+    }
     if (user) {
       configurable.graphx_auth_user = user;
       configurable.graphx_auth_user_id = user.identity;
@@ -224,12 +232,14 @@ export class RunService {
     const status = outcome.status;
     if (run.thread_id) {
       const threadStatus: ThreadStatus = status === 'error' ? 'error' : outcome.interrupted ? 'interrupted' : 'idle';
+      // Only an interrupted run pays for the extra state read that names its pending interrupts.
+      const interrupts = outcome.interrupted && !stopReason ? await this.pendingInterrupts(prepared) : {};
       // The thread is released before the stream closes, so the client's next run on it is never refused as busy.
       await Promise.all([
         this.releaseThread(run.thread_id, run.run_id, {
           status: threadStatus,
           valuesJson,
-          interrupts: {},
+          interrupts,
           error: outcome.error?.message ?? null,
         }),
         this.deps.runs.setStatus(run.run_id, status),
@@ -250,6 +260,15 @@ export class RunService {
         }
       : null;
     this.deps.recorder.record(finished, trace);
+  }
+
+  private async pendingInterrupts(prepared: PreparedRun): Promise<Record<string, unknown>> {
+    try {
+      const config = { configurable: { thread_id: prepared.run.thread_id } };
+      return interruptsOf(await (await prepared.graph.forRun(prepared.graphConfig, true)).getState(config));
+    } catch {
+      return {};
+    }
   }
 
   /** Runs to the end and returns the final values (`POST .../runs/wait`); a failure is `{"__error__": …}`. */

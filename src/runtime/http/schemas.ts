@@ -80,3 +80,38 @@ export const runListQuery = Joi.object({
   limit: Joi.number().integer().min(1).max(1000).default(10),
   offset: Joi.number().integer().min(0).default(0),
 }).unknown(true);
+
+const checkpointRef = Joi.object({
+  checkpoint_id: Joi.string(),
+  checkpoint_ns: Joi.string().allow(''),
+  checkpoint_map: jsonObject.allow(null),
+  thread_id: Joi.string(),
+}).unknown(true);
+
+export const threadCheckpointParams = Joi.object({ threadId: uuid.required(), checkpointId: Joi.string().min(1).required() });
+export const subgraphsQuery = Joi.object({ subgraphs: Joi.boolean().default(false) }).unknown(true);
+
+export const historyBody = Joi.object({
+  limit: Joi.number().integer().min(1).max(1000).default(10),
+  before: Joi.alternatives(Joi.string(), checkpointRef).allow(null),
+  metadata: jsonObject.allow(null),
+  checkpoint: checkpointRef.allow(null),
+})
+  .unknown(true)
+  .default({});
+
+export const historyQuery = Joi.object({
+  limit: Joi.number().integer().min(1).max(1000).default(10),
+  before: Joi.string(),
+}).unknown(true);
+
+export const stateUpdateBody = Joi.object({
+  values: Joi.any().allow(null),
+  as_node: Joi.string(),
+  checkpoint_id: Joi.string(),
+  checkpoint: checkpointRef.allow(null),
+}).unknown(true);
+
+export const stateAtCheckpointBody = Joi.object({ checkpoint: checkpointRef.allow(null), subgraphs: Joi.boolean() })
+  .unknown(true)
+  .default({});

@@ -5,6 +5,7 @@ import type { CustomAuth } from '../../auth/authMiddleware';
 import type { AuthUser, RequestAuth } from '../../auth/authUser';
 import type { RunCoordinator } from '../../execution/runCoordinator';
 import type { RunService } from '../../execution/runService';
+import type { ThreadStateService } from '../../execution/threadState';
 import type { GraphRegistry } from '../../graphs';
 import type { RunStore } from '../../storage/runStore';
 import type { ThreadStore } from '../../storage/threadStore';
@@ -14,6 +15,7 @@ export interface RuntimeServices {
   threads: ThreadStore;
   runs: RunStore;
   runService: RunService;
+  threadState: ThreadStateService;
   coordinator: RunCoordinator;
   customAuth: CustomAuth | null;
   /** Deleting a thread also drops its checkpoints. */

@@ -6,8 +6,6 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import { validatePart } from '../../../api/validation';
 import { NotFoundError } from '../../../domain/errors';
-import { toWireJson } from '../../execution/serialize';
-import type { GraphStateSnapshot } from '../../graphs';
 import type { ThreadQuery, ThreadStatus } from '../../storage/threadStore';
 import {
   runListQuery,
@@ -35,16 +33,6 @@ interface SearchInput {
 const STOP_WAIT_MS = 5_000;
 
 const threadNotFound = (threadId: string) => new NotFoundError(`Thread with ID ${threadId} not found.`);
-
-function checkpointOf(config: GraphStateSnapshot['config']): Record<string, unknown> | null {
-  const configurable = config?.configurable;
-  if (!configurable?.checkpoint_id) return null;
-  return {
-    thread_id: configurable.thread_id,
-    checkpoint_ns: configurable.checkpoint_ns ?? '',
-    checkpoint_id: configurable.checkpoint_id,
-  };
-}
 
 export function registerThreadRoutes(router: Router, services: RuntimeServices): void {
   const search = async (ctx: Koa.Context, input: SearchInput) => {
@@ -122,39 +110,6 @@ export function registerThreadRoutes(router: Router, services: RuntimeServices):
     if (deleted.busyRunId) await services.coordinator.stopRunOfDeletedThread(threadId, deleted.busyRunId, STOP_WAIT_MS);
     await services.deleteCheckpoints(threadId);
     ctx.status = 204;
-  });
-
-  router.get('/threads/:threadId/state', async (ctx) => {
-    const { threadId } = validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path');
-    const filter = await filterFor(services, ctx, 'threads', 'read', { thread_id: threadId });
-    const thread = await services.threads.get(threadId, filter);
-    if (!thread) throw threadNotFound(threadId);
-    const graph = services.graphs.find(String(thread.metadata.graph_id ?? ''));
-    ctx.type = 'application/json';
-    if (!graph) {
-      ctx.body = JSON.stringify({
-        values: {},
-        next: [],
-        tasks: [],
-        metadata: {},
-        created_at: null,
-        checkpoint: null,
-        parent_checkpoint: null,
-      });
-      return;
-    }
-    const config = { configurable: { thread_id: threadId } };
-    const snapshot = await (await graph.forRun(config, true)).getState(config);
-    ctx.body = toWireJson({
-      values: snapshot.values,
-      next: snapshot.next,
-      tasks: snapshot.tasks,
-      metadata: snapshot.metadata ?? {},
-      created_at: snapshot.createdAt ?? null,
-      checkpoint: checkpointOf(snapshot.config),
-      parent_checkpoint: checkpointOf(snapshot.parentConfig),
-      interrupts: snapshot.tasks.flatMap((task) => (task.interrupts as unknown[] | undefined) ?? []),
-    });
   });
 
   router.get('/threads/:threadId/runs', async (ctx) => {
