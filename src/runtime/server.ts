@@ -18,12 +18,15 @@ import { logger } from '../logger';
 import { applyAppEnv, loadAppConfig } from './appConfig';
 import { authMiddleware, isCustomAuth, type CustomAuth } from './auth/authMiddleware';
 import { ControlPlaneClient } from './controlPlaneClient';
+import { BackgroundRuns } from './execution/backgroundRuns';
 import { RunCoordinator } from './execution/runCoordinator';
+import { RunEvents } from './execution/runEvents';
 import { RunService } from './execution/runService';
 import { ThreadStateService } from './execution/threadState';
 import { GraphRegistry } from './graphs';
 import { httpExceptionMiddleware } from './http/errors';
 import { registerAssistantRoutes } from './http/routes/assistantRoutes';
+import { registerBackgroundRunRoutes } from './http/routes/backgroundRunRoutes';
 import type { RuntimeServices } from './http/routes/context';
 import { registerMetaRoutes } from './http/routes/metaRoutes';
 import { registerRunRoutes } from './http/routes/runRoutes';
@@ -32,7 +35,9 @@ import { registerThreadStateRoutes } from './http/routes/threadStateRoutes';
 import { importExport } from './moduleLoader';
 import { RunRecorder } from './recording/runRecorder';
 import { TraceShipper } from './recording/traceShipper';
+import { RunQueueStore } from './storage/runQueueStore';
 import { RunStore } from './storage/runStore';
+import { webhookDeliverer } from './recording/webhook';
 import { runTuningFromEnv } from './settings';
 import { ensureRuntimeSchema } from './storage/schema';
 import { TrackedPostgresSaver } from './storage/trackedCheckpointer';
@@ -125,6 +130,19 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     commandClass: async () => ((await import(appRequire.resolve('@langchain/langgraph'))) as { Command: any }).Command,
   });
 
+  const runQueue = new RunQueueStore(pool, instanceId, tuning.leaseMs);
+  const runEvents = new RunEvents();
+  const backgroundRuns = new BackgroundRuns({
+    runService,
+    queue: runQueue,
+    runs,
+    threads,
+    coordinator,
+    events: runEvents,
+    concurrency: tuning.backgroundConcurrency,
+    deliverWebhook: webhookDeliverer(tuning.webhookDestinations),
+  });
+
   const services: RuntimeServices = {
     graphs,
     threads,
@@ -136,6 +154,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       leases: coordinator.leases,
       afterRelease: (threadId) => coordinator.announceRelease(threadId),
     }),
+    backgroundRuns,
+    runQueue,
+    runEvents,
     coordinator,
     customAuth,
     deleteCheckpoints: async (threadId) => {
@@ -156,6 +177,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   registerThreadRoutes(router, services);
   registerThreadStateRoutes(router, services);
   registerRunRoutes(router, services);
+  registerBackgroundRunRoutes(router, services);
 
   const app = new Koa();
   app.use(requestIdMiddleware());
@@ -174,6 +196,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   });
   const port = (server.address() as { port: number }).port;
   shipper?.kick();
+  backgroundRuns.kick();
   logger.info(
     { port, graphs: appConfig.graphs.map((graph) => graph.graphId), customAuth: Boolean(customAuth) },
     'runtime serving',
@@ -187,6 +210,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       const deadline = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
       await closed;
       clearTimeout(deadline);
+      await backgroundRuns.close();
       await coordinator.close();
       await recorder.close();
       await shipper?.close();

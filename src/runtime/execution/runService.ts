@@ -30,6 +30,8 @@ export interface RunRequest {
   on_disconnect: 'cancel' | 'continue';
   multitask_strategy?: MultitaskStrategy;
   if_not_exists?: 'reject' | 'create';
+  stream_resumable?: boolean;
+  webhook?: string;
   /** Fork: run from this earlier checkpoint of the thread instead of its head. */
   checkpoint_id?: string;
   checkpoint?: { checkpoint_id?: string; checkpoint_ns?: string; checkpoint_map?: Record<string, unknown> } | null;
@@ -44,6 +46,8 @@ export interface PreparedRun {
   startedAt: number;
   /** Newest checkpoint of the thread when the run got it: a rollback deletes everything after it. */
   checkpointBefore: string | null;
+  /** A queued run: cancellable through the coordinator even without a thread. */
+  background?: boolean;
 }
 
 const AUTH_KEYS = ['graphx_auth_user', 'graphx_auth_user_id', 'graphx_auth_permissions'];
@@ -65,11 +69,17 @@ export class RunService {
     },
   ) {}
 
-  /**
-   * Everything that can fail with a 4xx happens here, before any byte of the stream: unknown assistant (404),
-   * forbidden (403), thread missing or outside the filter (404), thread busy (409).
-   */
-  async prepare(user: AuthUser | null, threadId: string | null, request: RunRequest): Promise<PreparedRun> {
+  /** The graph an assistant id or graph name names. */
+  graphFor(assistantId: string): LoadedGraph | undefined {
+    return this.deps.graphs.find(assistantId);
+  }
+
+  /** Resolves the graph, authorizes `threads:create_run` (the handler may stamp metadata) and builds the run. */
+  async newRun(
+    user: AuthUser | null,
+    threadId: string | null,
+    request: RunRequest,
+  ): Promise<{ graph: LoadedGraph; run: Run; filter: AuthFilter }> {
     const graph = this.deps.graphs.find(request.assistant_id);
     if (!graph)
       throw new NotFoundError(
@@ -102,6 +112,17 @@ export class RunService {
       created_at: now,
       updated_at: now,
     };
+    return { graph, run, filter };
+  }
+
+  /**
+   * Everything that can fail with a 4xx happens here, before any byte of the stream: unknown assistant (404),
+   * forbidden (403), thread missing or outside the filter (404), thread busy (409).
+   */
+  async prepare(user: AuthUser | null, threadId: string | null, request: RunRequest): Promise<PreparedRun> {
+    const { graph, run, filter } = await this.newRun(user, threadId, request);
+    const runId = run.run_id;
+    const runMetadata = run.metadata;
     let checkpointBefore: string | null = null;
     if (threadId) {
       const graphMetadata = { graph_id: graph.spec.graphId, assistant_id: graph.assistant.assistant_id };
@@ -135,7 +156,7 @@ export class RunService {
     };
   }
 
-  private graphConfig(user: AuthUser | null, run: Run, graph: LoadedGraph, request: RunRequest): Record<string, unknown> {
+  graphConfig(user: AuthUser | null, run: Run, graph: LoadedGraph, request: RunRequest): Record<string, unknown> {
     const { configurable: clientConfigurable, recursion_limit: recursionLimit, ...restConfig } = request.config ?? {};
     // A threadless run still gets a thread id (a temporary one, never stored), as the anchors do.
     const threadId = run.thread_id ?? crypto.randomUUID();
@@ -179,7 +200,7 @@ export class RunService {
     const { run, request } = prepared;
     const outcome: GraphRunOutcome = { status: 'error', finalValues: undefined, interrupted: false, error: null };
     // A thread run can also be stopped by another request (interrupt, rollback) or by losing its lease.
-    const tracked = run.thread_id ? this.deps.coordinator.track(run.run_id, clientSignal) : null;
+    const tracked = run.thread_id || prepared.background ? this.deps.coordinator.track(run.run_id, clientSignal) : null;
     const signal = tracked?.signal ?? clientSignal;
     try {
       yield { event: 'metadata', data: { run_id: run.run_id, attempt: 1 } };

@@ -31,6 +31,12 @@ export const runBody = Joi.object({
   on_disconnect: Joi.string().valid('cancel', 'continue').default('cancel'),
   multitask_strategy: Joi.string().valid('reject', 'rollback', 'interrupt', 'enqueue'),
   if_not_exists: Joi.string().valid('reject', 'create'),
+  stream_resumable: Joi.boolean(),
+  webhook: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .allow(null),
+  checkpoint_id: Joi.string(),
+  checkpoint: Joi.object().unknown(true).allow(null),
 }).unknown(true);
 
 export const threadCreateBody = Joi.object({
@@ -115,3 +121,18 @@ export const stateUpdateBody = Joi.object({
 export const stateAtCheckpointBody = Joi.object({ checkpoint: checkpointRef.allow(null), subgraphs: Joi.boolean() })
   .unknown(true)
   .default({});
+
+export const threadRunParams = Joi.object({ threadId: uuid.required(), runId: uuid.required() });
+export const runIdParams = Joi.object({ runId: uuid.required() });
+export const cancelQuery = Joi.object({
+  wait: Joi.boolean().truthy('1').falsy('0').default(false),
+  action: Joi.string().valid('interrupt', 'rollback').default('interrupt'),
+}).unknown(true);
+export const bulkCancelBody = Joi.object({
+  thread_id: uuid,
+  run_ids: Joi.array().items(uuid),
+  status: Joi.string().valid('pending', 'running', 'all'),
+  action: Joi.string().valid('interrupt', 'rollback').default('interrupt'),
+})
+  .unknown(true)
+  .or('run_ids', 'status');

@@ -3,10 +3,13 @@ import type Koa from 'koa';
 import { authorize, type AuthFilter } from '../../auth/authorization';
 import type { CustomAuth } from '../../auth/authMiddleware';
 import type { AuthUser, RequestAuth } from '../../auth/authUser';
+import type { BackgroundRuns } from '../../execution/backgroundRuns';
 import type { RunCoordinator } from '../../execution/runCoordinator';
+import type { RunEvents } from '../../execution/runEvents';
 import type { RunService } from '../../execution/runService';
 import type { ThreadStateService } from '../../execution/threadState';
 import type { GraphRegistry } from '../../graphs';
+import type { RunQueueStore } from '../../storage/runQueueStore';
 import type { RunStore } from '../../storage/runStore';
 import type { ThreadStore } from '../../storage/threadStore';
 
@@ -16,6 +19,9 @@ export interface RuntimeServices {
   runs: RunStore;
   runService: RunService;
   threadState: ThreadStateService;
+  backgroundRuns: BackgroundRuns;
+  runQueue: RunQueueStore;
+  runEvents: RunEvents;
   coordinator: RunCoordinator;
   customAuth: CustomAuth | null;
   /** Deleting a thread also drops its checkpoints. */
