@@ -5,6 +5,7 @@
  * loop leave in one write; a slow reader applies backpressure (the run waits for `drain`). The response's close ends
  * the run when `on_disconnect` is `cancel`.
  */
+import type { ServerResponse } from 'node:http';
 import type Koa from 'koa';
 import type { StreamEvent } from '../execution/graphStream';
 import { toWireJson } from '../execution/serialize';
@@ -19,10 +20,10 @@ export function sseFrame(event: StreamEvent & { id?: string }): string {
 // Proxies drop connections idle for long (often 30-60 s); a comment line every few seconds of silence keeps a quiet
 // run's stream open. One timer serves every open stream, so a run costs a Set insert and delete, not a timer.
 const HEARTBEAT_MS = 10_000;
-const openStreams = new Map<import('node:http').ServerResponse, { lastWrite: number }>();
+const openStreams = new Map<ServerResponse, { lastWrite: number }>();
 let heartbeatTimer: NodeJS.Timeout | null = null;
 
-function watchForHeartbeat(res: import('node:http').ServerResponse): { wrote: () => void; stop: () => void } {
+function watchForHeartbeat(res: ServerResponse): { wrote: () => void; stop: () => void } {
   const entry = { lastWrite: Date.now() };
   openStreams.set(res, entry);
   if (!heartbeatTimer) {
