@@ -7,12 +7,12 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import fs from 'node:fs';
 import path from 'node:path';
-import { minimalPath } from '../src/targets/local/processes';
-import { buildPaths, graphxConfigFile, type RevisionSpec } from '../src/targets/local/revisionSpec';
+import { minimalPath } from '../src/os/processes';
+import { buildPaths, graphxConfigFile, type RevisionSpec } from '../src/pipeline/revisionSpec';
 import { cloneRevision } from './clone';
 import type { ActivityDeps } from './deps';
 import { dependencyCacheKey, restoreDependencies, saveDependencies } from './support/dependencyCache';
-import { StepProgress } from './support/progress';
+import { runRevisionStep, type SpecLoader } from './support/revisionStep';
 import { runCommand } from './support/runCommand';
 
 /** The install command a lock file implies, or null when the app has none. */
@@ -74,15 +74,9 @@ export function validateGraphxConfig(dataDir: string, spec: RevisionSpec): strin
 }
 
 /** The `buildApplication` activity. */
-export function buildApplicationActivity(deps: ActivityDeps, load: (revisionId: string) => Promise<RevisionSpec>) {
-  return async ({ revisionId }: { revisionId: string }): Promise<void> => {
-    const spec = await load(revisionId);
-    const progress = new StepProgress(
-      deps.db,
-      revisionId,
-      spec.secrets.map((s) => s.value),
-    );
-    try {
+export function buildApplicationActivity(deps: ActivityDeps, load: SpecLoader) {
+  return ({ revisionId }: { revisionId: string }): Promise<void> =>
+    runRevisionStep(deps, load, revisionId, async (spec, progress) => {
       const { root, src } = buildPaths(deps.config.dataDir, revisionId);
       if (!fs.existsSync(src)) {
         // Another machine cloned it, or the data dir was wiped: clone the recorded commit again.
@@ -150,8 +144,5 @@ export function buildApplicationActivity(deps: ActivityDeps, load: (revisionId: 
         if (step.phase === 'install' && cacheKey) await saveDependencies(cacheRoot, cacheKey, appDir);
       }
       progress.setPhase('done', 'Build finished.');
-    } finally {
-      await progress.close();
-    }
-  };
+    });
 }

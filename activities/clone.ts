@@ -10,12 +10,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { gitConfigEnv, gitCredentialHeader } from '../src/auth/gitCredentialEnv';
 import { getIntegrationCloneToken } from '../src/auth/integrationCredentials';
-import { InputError } from '../src/domain/errors';
-import { minimalPath } from '../src/targets/local/processes';
-import { buildPaths, type RevisionSpec } from '../src/targets/local/revisionSpec';
+import { PipelineState } from '../src/db/repositories/pipelineState';
+import { InputError } from '../src/errors';
+import { minimalPath } from '../src/os/processes';
+import { buildPaths, type RevisionSpec } from '../src/pipeline/revisionSpec';
 import type { ActivityDeps } from './deps';
 import { cloneDestinationConfig } from './support/cloneDestination';
-import { StepProgress } from './support/progress';
+import type { StepProgress } from './support/progress';
+import { runRevisionStep, type SpecLoader } from './support/revisionStep';
 import { runCommand } from './support/runCommand';
 
 const GIT_TIMEOUT_MS = 10 * 60_000;
@@ -206,20 +208,11 @@ async function gitEnvironment(
 }
 
 /** The `cloneRepository` activity. */
-export function cloneRepositoryActivity(deps: ActivityDeps, load: (revisionId: string) => Promise<RevisionSpec>) {
-  return async ({ revisionId }: { revisionId: string }): Promise<{ repoCommitSha: string }> => {
-    const spec = await load(revisionId);
-    const progress = new StepProgress(
-      deps.db,
-      revisionId,
-      spec.secrets.map((s) => s.value),
-    );
-    try {
+export function cloneRepositoryActivity(deps: ActivityDeps, load: SpecLoader) {
+  return ({ revisionId }: { revisionId: string }): Promise<{ repoCommitSha: string }> =>
+    runRevisionStep(deps, load, revisionId, async (spec, progress) => {
       const sha = await cloneRevision(deps, spec, progress);
-      await deps.db('revisions').where({ id: revisionId }).update({ repo_commit_sha: sha, updated_at: deps.db.fn.now() });
+      await new PipelineState(deps.db).recordCommitSha(revisionId, sha);
       return { repoCommitSha: sha };
-    } finally {
-      await progress.close();
-    }
-  };
+    });
 }

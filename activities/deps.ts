@@ -2,11 +2,12 @@
 import type { GraphxConfig } from '../src/config';
 import type { Db } from '../src/db/knex';
 import type { SecretBox } from '../src/security/secretBox';
-import type { LocalTarget } from '../src/targets/local';
+import type { DeploymentTarget } from '../src/targets/target';
 
 export interface ActivityDeps {
   config: GraphxConfig;
   db: Db;
   secretBox: SecretBox;
-  target: LocalTarget;
+  /** The target port; the worker's composition root passes the concrete one (LocalTarget). */
+  target: DeploymentTarget;
 }

@@ -3,7 +3,7 @@
  * One module per step; shared helpers live in `support/` and in the local target.
  */
 import { ApplicationFailure } from '@temporalio/activity';
-import { loadRevisionSpec, RevisionNotFoundError, type RevisionSpec } from '../src/targets/local/revisionSpec';
+import { loadRevisionSpec, RevisionNotFoundError, type RevisionSpec } from '../src/pipeline/revisionSpec';
 import { buildApplicationActivity } from './build';
 import { cloneRepositoryActivity } from './clone';
 import { provisionDatabaseActivity } from './database';

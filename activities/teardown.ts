@@ -6,8 +6,9 @@
 import { Context } from '@temporalio/activity';
 import fs from 'node:fs';
 import path from 'node:path';
-import { dropDeploymentDatabase } from '../src/targets/local/deploymentDatabase';
-import { buildPaths } from '../src/targets/local/revisionSpec';
+import { PipelineState } from '../src/db/repositories/pipelineState';
+import { dropDeploymentDatabase } from '../src/pipeline/deploymentDatabase';
+import { buildPaths } from '../src/pipeline/revisionSpec';
 import type { ActivityDeps } from './deps';
 
 const heartbeat = (phase: string) => {
@@ -22,26 +23,26 @@ const heartbeat = (phase: string) => {
 export function teardownDeploymentActivity({ db, config, target }: ActivityDeps) {
   return async (input: { deploymentId: string; deleteTracingProject?: boolean }): Promise<void> => {
     const { deploymentId } = input;
-    const deployment = await db('deployments')
-      .where({ id: deploymentId })
-      .first('id', 'tracing_project_id', 'delete_tracing_project', 'deleted_at');
+    const state = new PipelineState(db);
+    const deployment = await state.deployment(deploymentId);
     if (!deployment) return;
     heartbeat('stopping instances');
     await target.stopDeployment(deploymentId, () => heartbeat('stopping instances'));
     heartbeat('dropping database');
     await dropDeploymentDatabase(db, deploymentId);
     await db('service_tokens').where({ deployment_id: deploymentId }).delete();
-    if (input.deleteTracingProject || deployment.delete_tracing_project) {
+    if (input.deleteTracingProject || deployment.deleteTracingProject) {
       await db('tracing_projects')
         .where((where) => {
           where.where({ deployment_id: deploymentId });
-          if (deployment.tracing_project_id) where.orWhere({ id: deployment.tracing_project_id });
+          if (deployment.tracingProjectId) where.orWhere({ id: deployment.tracingProjectId });
         })
         .delete();
     }
     heartbeat('removing files');
-    const revisions: Array<{ id: string }> = await db('revisions').where({ deployment_id: deploymentId }).select('id');
-    for (const revision of revisions) fs.rmSync(buildPaths(config.dataDir, revision.id).root, { recursive: true, force: true });
+    for (const revisionId of await state.revisionIds(deploymentId)) {
+      fs.rmSync(buildPaths(config.dataDir, revisionId).root, { recursive: true, force: true });
+    }
     const instances: Array<{ stdout_file: string; stderr_file: string }> = await db('local_instances')
       .where({ deployment_id: deploymentId })
       .select('stdout_file', 'stderr_file');
@@ -50,9 +51,6 @@ export function teardownDeploymentActivity({ db, config, target }: ActivityDeps)
         if (path.resolve(file).startsWith(config.dataDir + path.sep)) fs.rmSync(file, { force: true });
       }
     }
-    await db('deployments')
-      .where({ id: deploymentId })
-      .whereNull('deleted_at')
-      .update({ deleted_at: db.fn.now(), updated_at: db.fn.now() });
+    await state.markDeploymentDeleted(deploymentId);
   };
 }

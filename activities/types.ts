@@ -10,6 +10,8 @@ export interface RecordRevisionStatusInput {
   statusMessage?: string | null;
   failedStep?: PipelineStep | null;
   repoCommitSha?: string | null;
+  /** With DEPLOYED: the URL the rollout returned (the deployment's `url`). */
+  url?: string | null;
 }
 
 export interface RevisionRef {
@@ -24,9 +26,6 @@ export interface CloneResult {
 export interface RolloutResult {
   url: string;
 }
-
-/** A permanent failure the user must fix; the workflow turns it into *_FAILED with this message. */
-export const NON_RETRYABLE_ERROR_TYPES = ['RepoNotFound', 'CloneFailed', 'BuildFailed', 'ConfigInvalid', 'DeployFailed'] as const;
 
 export interface PipelineActivities {
   /** Writes the revision's status (and message) to the database: the fallback when no worker answers queries. */

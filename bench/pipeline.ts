@@ -16,7 +16,7 @@ import { createDb } from '../src/db/knex';
 import { createTenant } from './support';
 import { findFreePort } from '../src/net/ports';
 import { startStack } from '../src/stack';
-import { dropDeploymentDatabase } from '../src/targets/local/deploymentDatabase';
+import { dropDeploymentDatabase } from '../src/pipeline/deploymentDatabase';
 import { startTemporalDevServer } from '../src/temporal/devServer';
 import { revisionWorkflowId } from '../workflows/messages';
 

@@ -14,7 +14,6 @@ import {
   setHandler,
   startChild,
   workflowInfo,
-  type ChildWorkflowHandle,
 } from '@temporalio/workflow';
 import type { PipelineActivities } from '../activities/types';
 import {
@@ -25,6 +24,7 @@ import {
   interruptQueuedRevisionSignal,
   interruptSignal,
   revisionWorkflowId,
+  searchAttributeKeys,
   supersedeSignal,
   type DeploymentWorkflowInput,
   type DeploymentWorkflowState,
@@ -45,54 +45,175 @@ const { teardownDeployment } = proxyActivities<PipelineActivities>({
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
 
+/** Workflow type `deploymentWorkflow`: the entity below, run to its end (teardown) or to continueAsNew. */
 export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promise<void> {
-  const state: DeploymentWorkflowState = input.state ?? {
-    queuedRevisionIds: [],
-    seenRevisionIds: [],
-    runningRevisionId: null,
-    activeRevisionId: null,
-    deleteRequested: false,
-  };
-  const details = new Map<string, EnqueueRevisionInput>();
-  const revisionStatuses: Record<string, RevisionStatus> = {};
-  /** Arrived but not yet recorded as QUEUED. */
-  const arrivals: EnqueueRevisionInput[] = [];
-  let child: ChildWorkflowHandle<typeof revisionWorkflow> | null = null;
-  let childOutcome: { revisionId: string; status: RevisionStatus } | null = null;
-  let supersedeSent = false;
+  await new DeploymentEntity(input).run();
+}
 
-  setHandler(enqueueRevisionSignal, (revision) => {
+type ChildOutcome = { revisionId: string; status: RevisionStatus };
+
+/**
+ * The entity workflow as a small class (Temporal's entity pattern): the fields are its state, the handlers only
+ * record intent, `run` is the one loop that acts. Handlers, message names and the order of effects are those of the
+ * closure version it replaces, so histories of running workflows replay unchanged.
+ */
+class DeploymentEntity {
+  private readonly state: DeploymentWorkflowState;
+  private readonly details = new Map<string, EnqueueRevisionInput>();
+  private readonly revisionStatuses: Record<string, RevisionStatus> = {};
+  /** Arrived but not yet recorded as QUEUED. */
+  private readonly arrivals: EnqueueRevisionInput[] = [];
+  private readonly interruptedWhileQueued: string[] = [];
+  private childOutcome: ChildOutcome | null = null;
+  private supersedeSent = false;
+
+  constructor(private readonly input: DeploymentWorkflowInput) {
+    this.state = input.state ?? {
+      queuedRevisionIds: [],
+      seenRevisionIds: [],
+      runningRevisionId: null,
+      activeRevisionId: null,
+      deleteRequested: false,
+    };
+    setHandler(enqueueRevisionSignal, (revision) => this.onEnqueue(revision));
+    setHandler(deleteDeploymentSignal, (request) => {
+      this.state.deleteRequested = true;
+      this.state.deleteTracingProject = Boolean(request?.deleteTracingProject);
+    });
+    setHandler(interruptQueuedRevisionSignal, ({ revisionId }) => this.onInterruptQueued(revisionId));
+    setHandler(deploymentStateQuery, () => ({ ...this.state, revisionStatuses: { ...this.revisionStatuses } }));
+  }
+
+  async run(): Promise<void> {
+    const { state } = this;
+    // After continueAsNew a revision may still be running as a child of the previous run: follow it by id.
+    if (state.runningRevisionId) {
+      const orphanId = state.runningRevisionId;
+      state.queuedRevisionIds.unshift(orphanId);
+      state.runningRevisionId = null;
+    }
+
+    for (;;) {
+      await condition(() => this.hasWork());
+
+      if (this.arrivals.length > 0) {
+        await this.queueArrivals();
+        continue;
+      }
+      if (this.interruptedWhileQueued.length > 0) {
+        for (const revisionId of this.interruptedWhileQueued.splice(0)) {
+          await this.setRevisionStatus(revisionId, 'INTERRUPTED', 'Interrupted by a user before it started.');
+        }
+        continue;
+      }
+      if (this.childOutcome) {
+        this.settleChild(this.childOutcome);
+        continue;
+      }
+      if (state.deleteRequested) {
+        await this.tearDown();
+        return;
+      }
+      if (this.shouldSupersede()) {
+        // A newer revision waits: if the running one has failed and waits for retry, it stops waiting.
+        this.supersedeSent = true;
+        await signalRevisionIfRunning(state.runningRevisionId as string, supersedeSignal);
+        continue;
+      }
+      if (state.runningRevisionId === null && state.queuedRevisionIds.length > 0) {
+        await this.startNewest();
+        continue;
+      }
+      if (state.runningRevisionId === null && workflowInfo().continueAsNewSuggested) {
+        await condition(allHandlersFinished);
+        await continueAsNew<typeof deploymentWorkflow>({ ...this.input, state });
+      }
+    }
+  }
+
+  private onEnqueue(revision: EnqueueRevisionInput): void {
+    const { state } = this;
     // The outbox delivers at least once: a revision already seen is ignored.
     if (state.seenRevisionIds.includes(revision.revisionId) || state.deleteRequested) return;
     state.seenRevisionIds.push(revision.revisionId);
     if (state.seenRevisionIds.length > SEEN_LIMIT) state.seenRevisionIds.splice(0, state.seenRevisionIds.length - SEEN_LIMIT);
-    arrivals.push(revision);
-  });
-  setHandler(deleteDeploymentSignal, (request) => {
-    state.deleteRequested = true;
-    state.deleteTracingProject = Boolean(request?.deleteTracingProject);
-  });
-  const interruptedWhileQueued: string[] = [];
-  setHandler(interruptQueuedRevisionSignal, ({ revisionId }) => {
-    const queuedIndex = state.queuedRevisionIds.indexOf(revisionId);
-    if (queuedIndex >= 0) state.queuedRevisionIds.splice(queuedIndex, 1);
-    const arrivalIndex = arrivals.findIndex((revision) => revision.revisionId === revisionId);
-    if (arrivalIndex >= 0) arrivals.splice(arrivalIndex, 1);
-    if (queuedIndex >= 0 || arrivalIndex >= 0) interruptedWhileQueued.push(revisionId);
-  });
-  setHandler(deploymentStateQuery, () => ({ ...state, revisionStatuses: { ...revisionStatuses } }));
+    this.arrivals.push(revision);
+  }
 
-  const setRevisionStatus = async (revisionId: string, status: RevisionStatus, statusMessage: string | null = null) => {
-    revisionStatuses[revisionId] = status;
+  private onInterruptQueued(revisionId: string): void {
+    const queuedIndex = this.state.queuedRevisionIds.indexOf(revisionId);
+    if (queuedIndex >= 0) this.state.queuedRevisionIds.splice(queuedIndex, 1);
+    const arrivalIndex = this.arrivals.findIndex((revision) => revision.revisionId === revisionId);
+    if (arrivalIndex >= 0) this.arrivals.splice(arrivalIndex, 1);
+    if (queuedIndex >= 0 || arrivalIndex >= 0) this.interruptedWhileQueued.push(revisionId);
+  }
+
+  private hasWork(): boolean {
+    const { state } = this;
+    return (
+      this.arrivals.length > 0 ||
+      this.interruptedWhileQueued.length > 0 ||
+      this.childOutcome !== null ||
+      state.deleteRequested ||
+      (state.runningRevisionId === null && state.queuedRevisionIds.length > 0) ||
+      this.shouldSupersede() ||
+      (state.runningRevisionId === null && workflowInfo().continueAsNewSuggested)
+    );
+  }
+
+  private shouldSupersede(): boolean {
+    return this.state.runningRevisionId !== null && this.state.queuedRevisionIds.length > 0 && !this.supersedeSent;
+  }
+
+  private async queueArrivals(): Promise<void> {
+    for (const revision of this.arrivals.splice(0)) {
+      this.details.set(revision.revisionId, revision);
+      this.state.queuedRevisionIds.push(revision.revisionId);
+      await this.setRevisionStatus(revision.revisionId, 'QUEUED');
+    }
+  }
+
+  private settleChild(outcome: ChildOutcome): void {
+    this.childOutcome = null;
+    this.state.runningRevisionId = null;
+    this.revisionStatuses[outcome.revisionId] = outcome.status;
+    if (outcome.status === 'DEPLOYED') this.state.activeRevisionId = outcome.revisionId;
+  }
+
+  private async tearDown(): Promise<void> {
+    const { state, input } = this;
+    if (state.runningRevisionId) {
+      await signalRevisionIfRunning(state.runningRevisionId, interruptSignal);
+      await condition(() => this.childOutcome !== null);
+      state.runningRevisionId = null;
+    }
+    for (const revisionId of state.queuedRevisionIds.splice(0)) {
+      await this.setRevisionStatus(revisionId, 'SKIPPED', 'The deployment was deleted.');
+    }
+    await recordDeploymentStatus({ deploymentId: input.deploymentId, status: 'AWAITING_DELETE' });
+    await teardownDeployment({ deploymentId: input.deploymentId, deleteTracingProject: Boolean(state.deleteTracingProject) });
+  }
+
+  private async startNewest(): Promise<void> {
+    const newest = this.state.queuedRevisionIds.pop() as string;
+    for (const older of this.state.queuedRevisionIds.splice(0)) {
+      await this.setRevisionStatus(older, 'SKIPPED', `Superseded by a newer revision (${newest}).`);
+    }
+    await this.startRevision(newest);
+  }
+
+  private async setRevisionStatus(revisionId: string, status: RevisionStatus, statusMessage: string | null = null) {
+    this.revisionStatuses[revisionId] = status;
     await recordRevisionStatus({ revisionId, status, statusMessage });
-  };
+  }
 
-  const startRevision = async (revisionId: string) => {
-    const revision = details.get(revisionId);
-    state.runningRevisionId = revisionId;
-    supersedeSent = false;
-    revisionStatuses[revisionId] = 'AWAITING_BUILD';
-    child = await startChild(revisionWorkflow, {
+  private async startRevision(revisionId: string): Promise<void> {
+    const { input } = this;
+    const revision = this.details.get(revisionId);
+    this.state.runningRevisionId = revisionId;
+    this.supersedeSent = false;
+    this.revisionStatuses[revisionId] = 'AWAITING_BUILD';
+    const child = await startChild(revisionWorkflow, {
       workflowId: revisionWorkflowId(revisionId),
       taskQueue: CONTROL_TASK_QUEUE,
       args: [
@@ -110,99 +231,17 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
       staticSummary: `build ${input.deploymentName} rev ${revision?.revisionNumber ?? '?'}${revision?.repoRef ? ` from ${revision.repoRef}` : ''}`,
       typedSearchAttributes: undefined,
       searchAttributes: {
-        GraphxTenantId: [input.tenantId],
-        GraphxDeploymentId: [input.deploymentId],
-        GraphxDeploymentName: [input.deploymentName],
-        GraphxRevisionId: [revisionId],
-        GraphxRevisionStatus: ['AWAITING_BUILD'],
+        [searchAttributeKeys.tenantId.name]: [input.tenantId],
+        [searchAttributeKeys.deploymentId.name]: [input.deploymentId],
+        [searchAttributeKeys.deploymentName.name]: [input.deploymentName],
+        [searchAttributeKeys.revisionId.name]: [revisionId],
+        [searchAttributeKeys.revisionStatus.name]: ['AWAITING_BUILD'],
       },
     });
-    const started = child;
-    void started.result().then(
-      (view) => (childOutcome = { revisionId, status: view.status }),
-      () => (childOutcome = { revisionId, status: 'UNKNOWN' }),
+    void child.result().then(
+      (view) => (this.childOutcome = { revisionId, status: view.status }),
+      () => (this.childOutcome = { revisionId, status: 'UNKNOWN' }),
     );
-  };
-
-  // After continueAsNew a revision may still be running as a child of the previous run: follow it by id.
-  if (state.runningRevisionId) {
-    const orphanId = state.runningRevisionId;
-    state.queuedRevisionIds.unshift(orphanId);
-    state.runningRevisionId = null;
-  }
-
-  for (;;) {
-    await condition(
-      () =>
-        arrivals.length > 0 ||
-        interruptedWhileQueued.length > 0 ||
-        childOutcome !== null ||
-        state.deleteRequested ||
-        (state.runningRevisionId === null && state.queuedRevisionIds.length > 0) ||
-        (state.runningRevisionId !== null && state.queuedRevisionIds.length > 0 && !supersedeSent) ||
-        (state.runningRevisionId === null && workflowInfo().continueAsNewSuggested),
-    );
-
-    if (arrivals.length > 0) {
-      for (const revision of arrivals.splice(0)) {
-        details.set(revision.revisionId, revision);
-        state.queuedRevisionIds.push(revision.revisionId);
-        await setRevisionStatus(revision.revisionId, 'QUEUED');
-      }
-      continue;
-    }
-
-    if (interruptedWhileQueued.length > 0) {
-      for (const revisionId of interruptedWhileQueued.splice(0)) {
-        await setRevisionStatus(revisionId, 'INTERRUPTED', 'Interrupted by a user before it started.');
-      }
-      continue;
-    }
-
-    if (childOutcome) {
-      const outcome: { revisionId: string; status: RevisionStatus } = childOutcome;
-      childOutcome = null;
-      child = null;
-      state.runningRevisionId = null;
-      revisionStatuses[outcome.revisionId] = outcome.status;
-      if (outcome.status === 'DEPLOYED') state.activeRevisionId = outcome.revisionId;
-      continue;
-    }
-
-    if (state.deleteRequested) {
-      if (state.runningRevisionId) {
-        await signalRevisionIfRunning(state.runningRevisionId, interruptSignal);
-        await condition(() => childOutcome !== null);
-        state.runningRevisionId = null;
-      }
-      for (const revisionId of state.queuedRevisionIds.splice(0)) {
-        await setRevisionStatus(revisionId, 'SKIPPED', 'The deployment was deleted.');
-      }
-      await recordDeploymentStatus({ deploymentId: input.deploymentId, status: 'AWAITING_DELETE' });
-      await teardownDeployment({ deploymentId: input.deploymentId, deleteTracingProject: Boolean(state.deleteTracingProject) });
-      return;
-    }
-
-    if (state.runningRevisionId !== null && state.queuedRevisionIds.length > 0 && !supersedeSent) {
-      // A newer revision waits: if the running one has failed and waits for retry, it stops waiting.
-      supersedeSent = true;
-      await signalRevisionIfRunning(state.runningRevisionId, supersedeSignal);
-      continue;
-    }
-
-    if (state.runningRevisionId === null && state.queuedRevisionIds.length > 0) {
-      const newest = state.queuedRevisionIds.pop() as string;
-      for (const older of state.queuedRevisionIds.splice(0)) {
-        await setRevisionStatus(older, 'SKIPPED', `Superseded by a newer revision (${newest}).`);
-      }
-      await startRevision(newest);
-      continue;
-    }
-
-    if (state.runningRevisionId === null && workflowInfo().continueAsNewSuggested) {
-      await condition(allHandlersFinished);
-      await continueAsNew<typeof deploymentWorkflow>({ ...input, state });
-    }
   }
 }
 

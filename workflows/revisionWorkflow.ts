@@ -27,10 +27,12 @@ import {
   type RevisionStatus,
   type RevisionStatusView,
   type RevisionWorkflowInput,
+  isFailedRevisionStatus,
+  NON_RETRYABLE_ERROR_TYPES,
+  searchAttributeKeys,
 } from './messages';
 
 const RETRY_WAIT = '7 days';
-const NON_RETRYABLE = ['RepoNotFound', 'CloneFailed', 'BuildFailed', 'ConfigInvalid', 'DeployFailed'];
 
 const { recordRevisionStatus } = proxyLocalActivities<PipelineActivities>({
   startToCloseTimeout: '10 seconds',
@@ -46,7 +48,7 @@ const buildQueue = proxyActivities<PipelineActivities>({
     initialInterval: '1 second',
     maximumInterval: '10 seconds',
     maximumAttempts: 5,
-    nonRetryableErrorTypes: NON_RETRYABLE,
+    nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_TYPES],
   },
 });
 const controlQueue = proxyActivities<PipelineActivities>({
@@ -58,7 +60,7 @@ const controlQueue = proxyActivities<PipelineActivities>({
     initialInterval: '1 second',
     maximumInterval: '10 seconds',
     maximumAttempts: 5,
-    nonRetryableErrorTypes: NON_RETRYABLE,
+    nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_TYPES],
   },
 });
 
@@ -82,11 +84,13 @@ export async function revisionWorkflow(input: RevisionWorkflowInput): Promise<Re
   let interruptRequested = false;
   let superseded = false;
   let scope: CancellationScope | null = null;
+  // What the rollout returned; recorded with DEPLOYED so the URL and the status are written together.
+  let url: string | null = null;
 
   setHandler(statusQuery, () => ({ ...view }));
   setHandler(retrySignal, () => {
     // Retry only means something to a failed revision; a retry sent while it runs is ignored, not queued.
-    if (view.status.endsWith('_FAILED')) retryRequested = true;
+    if (isFailedRevisionStatus(view.status)) retryRequested = true;
   });
   setHandler(interruptSignal, () => {
     interruptRequested = true;
@@ -104,7 +108,7 @@ export async function revisionWorkflow(input: RevisionWorkflowInput): Promise<Re
     view.status = status;
     view.statusMessage = statusMessage;
     view.failedStep = failedStep;
-    upsertSearchAttributes({ GraphxRevisionStatus: [status] });
+    upsertSearchAttributes({ [searchAttributeKeys.revisionStatus.name]: [status] });
     // Not cancellable: the database must learn the final status even while the scope is being cancelled.
     await CancellationScope.nonCancellable(() =>
       recordRevisionStatus({
@@ -113,6 +117,7 @@ export async function revisionWorkflow(input: RevisionWorkflowInput): Promise<Re
         statusMessage,
         failedStep,
         repoCommitSha: view.repoCommitSha,
+        ...(status === 'DEPLOYED' && url ? { url } : {}),
       }),
     );
   };
@@ -130,7 +135,7 @@ export async function revisionWorkflow(input: RevisionWorkflowInput): Promise<Re
         await controlQueue.provisionDatabase({ deploymentId: input.deploymentId });
         return;
       case 'rollout':
-        await controlQueue.rolloutRevision(ref);
+        url = (await controlQueue.rolloutRevision(ref)).url;
         return;
     }
   };

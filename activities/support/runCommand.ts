@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { delay, isGroupAlive, signalGroup } from '../../src/targets/local/processes';
+import { delay, isGroupAlive, signalGroup } from '../../src/os/processes';
 
 export interface RunCommandOptions {
   file: string;

@@ -5,7 +5,7 @@
 import type Router from '@koa/router';
 import type Joi from 'joi';
 import type Koa from 'koa';
-import { validatePart } from './validation';
+import { validatePart } from '../http/validation';
 import type { AuthMode } from './middleware/apiKeyAuth';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'put' | 'delete';

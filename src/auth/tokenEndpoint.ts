@@ -7,7 +7,7 @@
  * tokens).
  */
 import net from 'node:net';
-import { InputError } from '../domain/errors';
+import { InputError } from '../errors';
 import type { TokenEndpointAuthMethod } from '../db/repositories/oauthProviders';
 import { postForm, type FormPostAnswer } from '../net/formPost';
 import { guardedLookup, isRefusedAddress, RefusedDestinationError } from '../net/outboundPolicy';

@@ -2,24 +2,25 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { DeploymentRepository } from '../db/repositories/deployments';
 import { RevisionRepository, type RevisionRecord } from '../db/repositories/revisions';
-import { ConflictError, deploymentNotFound, revisionNotFound } from '../domain/errors';
+import { ConflictError, deploymentNotFound, revisionNotFound } from '../errors';
 import { queryRevisionStatus, signalRevision } from '../pipeline/deploymentWorkflowClient';
-import { deploymentWorkflowId, interruptQueuedRevisionSignal, type RevisionStatus } from '../../workflows/messages';
+import {
+  deploymentWorkflowId,
+  FAILED_REVISION_STATUSES,
+  IN_PROGRESS_REVISION_STATUSES,
+  interruptQueuedRevisionSignal,
+  NOT_STARTED_REVISION_STATUSES,
+  SETTLED_REVISION_STATUSES,
+  type RevisionStatus,
+} from '../../workflows/messages';
 import type { DeploymentService, DeploymentServiceDeps } from './service';
 import { revisionView } from './views';
 
 /** Statuses after which the database row is final: no need to ask the workflow. */
-const SETTLED: ReadonlySet<RevisionStatus> = new Set(['DEPLOYED', 'SKIPPED', 'INTERRUPTED', 'CREATE_FAILED', 'UNKNOWN']);
-const IN_PROGRESS: ReadonlySet<RevisionStatus> = new Set([
-  'CREATING',
-  'QUEUED',
-  'AWAITING_BUILD',
-  'BUILDING',
-  'AWAITING_DEPLOY',
-  'DEPLOYING',
-]);
-const FAILED: ReadonlySet<RevisionStatus> = new Set(['BUILD_FAILED', 'DEPLOY_FAILED']);
-const NOT_STARTED: ReadonlySet<RevisionStatus> = new Set(['CREATING', 'QUEUED']);
+const SETTLED: ReadonlySet<RevisionStatus> = new Set(SETTLED_REVISION_STATUSES);
+const IN_PROGRESS: ReadonlySet<RevisionStatus> = new Set(IN_PROGRESS_REVISION_STATUSES);
+const FAILED: ReadonlySet<RevisionStatus> = new Set(FAILED_REVISION_STATUSES);
+const NOT_STARTED: ReadonlySet<RevisionStatus> = new Set(NOT_STARTED_REVISION_STATUSES);
 
 export class RevisionService {
   constructor(

@@ -152,6 +152,10 @@ export const logsQuery = Joi.object({
   order: Joi.string().valid('asc', 'desc').default('asc'),
 });
 
+// The stored shapes live with the repositories (src/db must not import upward); re-exported for the API layer.
+import type { SourceConfig, SourceRevisionConfig } from '../db/repositories/sourceConfig';
+export type { SourceConfig, SourceRevisionConfig };
+
 export interface CreateDeploymentRequest {
   name: string;
   source: DeploymentSource;
@@ -168,25 +172,6 @@ export interface PatchDeploymentRequest {
   source_revision_config?: SourceRevisionConfig | null;
   secrets?: Secret[] | null;
   image_version?: string | null;
-}
-
-export interface SourceConfig {
-  integration_id?: string | null;
-  repo_url?: string | null;
-  build_on_push?: boolean | null;
-  custom_url?: string | null;
-  resource_spec?: Record<string, unknown> | null;
-  listener_id?: string | null;
-  listener_config?: { k8s_namespace?: string | null } | null;
-  install_command?: string | null;
-  build_command?: string | null;
-}
-
-export interface SourceRevisionConfig {
-  repo_ref?: string | null;
-  graphx_config_path?: string | null;
-  image_uri?: string | null;
-  repo_commit_sha?: string | null;
 }
 
 export interface Secret {

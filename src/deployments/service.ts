@@ -1,6 +1,6 @@
 /**
  * Deployments and revisions as the API sees them. Every change that starts pipeline work writes an outbox row in
- * the same transaction (see src/pipeline/outboxRelay.ts), so a crash after the commit loses nothing.
+ * the same transaction (see src/pipeline/outbox.ts), so a crash after the commit loses nothing.
  */
 import crypto from 'node:crypto';
 import type { Client } from '@temporalio/client';
@@ -8,8 +8,8 @@ import type { GraphxConfig } from '../config';
 import type { Db, DbOrTx } from '../db/knex';
 import { DeploymentRepository, type DeploymentRecord } from '../db/repositories/deployments';
 import { RevisionRepository, type RevisionRecord } from '../db/repositories/revisions';
-import { ConflictError, deploymentNotFound, InputError, revisionNotFound } from '../domain/errors';
-import { pokeOutboxRelays } from '../pipeline/outboxRelay';
+import { ConflictError, deploymentNotFound, InputError, revisionNotFound } from '../errors';
+import { pokeOutboxRelays, writeOutboxMessage } from '../pipeline/outbox';
 import type { OutboxMessage } from '../pipeline/deploymentWorkflowClient';
 import type { SecretBox } from '../security/secretBox';
 import {
@@ -201,11 +201,7 @@ export class DeploymentService {
         deploymentId,
         payload: { tenantId, deploymentName: deployment.name, deleteTracingProject },
       };
-      await trx('pipeline_outbox').insert({
-        deployment_id: deploymentId,
-        kind: message.kind,
-        payload: JSON.stringify(message.payload),
-      });
+      await writeOutboxMessage(trx, message);
     });
     pokeOutboxRelays();
   }
@@ -251,11 +247,7 @@ export class DeploymentService {
         deploymentName: deployment.name,
       },
     };
-    await trx('pipeline_outbox').insert({
-      deployment_id: deployment.id,
-      kind: message.kind,
-      payload: JSON.stringify(message.payload),
-    });
+    await writeOutboxMessage(trx, message);
     return revision;
   }
 }

@@ -14,20 +14,6 @@ export function findFreePort(host = '127.0.0.1'): Promise<number> {
   });
 }
 
-/** True when something accepts TCP connections on host:port. */
-export function isPortOpen(port: number, host = '127.0.0.1', timeoutMs = 500): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ port, host });
-    const done = (open: boolean) => {
-      socket.destroy();
-      resolve(open);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
-}
-
 /** Polls `check` until it resolves true or `timeoutMs` passes. */
 export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 30_000, intervalMs = 100): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -1,6 +1,5 @@
 /** How the control plane talks to the deployment and revision workflows: starts, signals, queries. */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import {
   CONTROL_TASK_QUEUE,
   deleteDeploymentSignal,
@@ -9,18 +8,13 @@ import {
   interruptSignal,
   retrySignal,
   revisionWorkflowId,
+  searchAttributeKeys,
   statusQuery,
   type EnqueueRevisionInput,
   type RevisionStatusView,
 } from '../../workflows/messages';
 
-export const searchAttributeKeys = {
-  tenantId: defineSearchAttributeKey('GraphxTenantId', SearchAttributeType.KEYWORD),
-  deploymentId: defineSearchAttributeKey('GraphxDeploymentId', SearchAttributeType.KEYWORD),
-  deploymentName: defineSearchAttributeKey('GraphxDeploymentName', SearchAttributeType.KEYWORD),
-  revisionId: defineSearchAttributeKey('GraphxRevisionId', SearchAttributeType.KEYWORD),
-  revisionStatus: defineSearchAttributeKey('GraphxRevisionStatus', SearchAttributeType.KEYWORD),
-};
+export { searchAttributeKeys };
 
 /** How long a GET waits for a workflow to answer before reading the database instead. */
 const QUERY_DEADLINE_MS = 2000;

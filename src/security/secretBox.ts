@@ -54,10 +54,3 @@ export function loadSecretKey(configured: string | null, dataDir: string): Buffe
 export function hashToken(token: string): string {
   return crypto.createHash('sha256').update(token).digest('hex');
 }
-
-/** Constant-time comparison of two hex digests. */
-export function sameDigest(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'hex');
-  const right = Buffer.from(b, 'hex');
-  return left.length === right.length && crypto.timingSafeEqual(left, right);
-}

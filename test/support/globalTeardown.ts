@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import { createDb } from '../../src/db/knex';
-import { dropDeploymentDatabase } from '../../src/targets/local/deploymentDatabase';
+import { dropDeploymentDatabase } from '../../src/pipeline/deploymentDatabase';
 import type { TemporalDevServer } from '../../src/temporal/devServer';
 
 export default async function globalTeardown(): Promise<void> {

@@ -3,7 +3,7 @@
  * digests, not keys) and never logged. Routes declared `auth: 'none'` are let through.
  */
 import type Koa from 'koa';
-import { UnauthorizedError } from '../../domain/errors';
+import { UnauthorizedError } from '../../errors';
 import type { ApiKeyRepository } from '../../db/repositories/apiKeys';
 
 export type AuthMode = 'apiKey' | 'none' | 'service';

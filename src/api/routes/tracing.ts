@@ -2,7 +2,7 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
 import { TracingRepository } from '../../db/repositories/tracing';
-import { NotFoundError } from '../../domain/errors';
+import { NotFoundError } from '../../errors';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/apiKeyAuth';
 import type { RouteRegistry } from '../routeKit';

@@ -1,8 +1,8 @@
 /** Deployments: rows ↔ objects, tenant-scoped reads, guarded state changes. */
 import type { DbOrTx } from '../knex';
-import { ConflictError } from '../../domain/errors';
+import { ConflictError } from '../../errors';
 import type { DeploymentStatus } from '../../../workflows/messages';
-import type { SourceConfig } from '../../deployments/schemas';
+import type { SourceConfig } from './sourceConfig';
 
 export interface DeploymentRecord {
   id: string;

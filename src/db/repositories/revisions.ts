@@ -1,7 +1,7 @@
 /** Revisions and their log lines. */
 import type { DbOrTx } from '../knex';
 import type { PipelineStep, RevisionStatus } from '../../../workflows/messages';
-import type { SourceConfig, SourceRevisionConfig } from '../../deployments/schemas';
+import type { SourceConfig, SourceRevisionConfig } from './sourceConfig';
 
 export interface RevisionRecord {
   id: string;

@@ -4,9 +4,9 @@
  * graphx-studio`) is admitted only with a valid control-plane key; the header alone is never trusted.
  */
 import type Koa from 'koa';
-import { UnauthorizedError } from '../../domain/errors';
+import { UnauthorizedError } from '../../errors';
 import { ControlPlaneUnavailableError, type ControlPlaneClient } from '../controlPlaneClient';
-import { HttpExceptionError } from '../http/errors';
+import { HttpExceptionError } from '../../http/httpException';
 import type { AuthorizationCallback } from './authorization';
 import { normaliseAuthResult, studioUser, type AuthUser, type RequestAuth } from './authUser';
 

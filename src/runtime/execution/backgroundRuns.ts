@@ -4,7 +4,7 @@
  * latest, by a poll every lease period (which also picks up the runs of an instance that died). This instance's
  * events go to RunEvents for join streams.
  */
-import { ConflictError, NotFoundError } from '../../domain/errors';
+import { ConflictError, NotFoundError } from '../../errors';
 import { logger } from '../../logger';
 import type { AuthUser } from '../auth/authUser';
 import type { QueuedRun, RunQueueStore } from '../storage/runQueueStore';

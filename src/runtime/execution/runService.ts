@@ -4,7 +4,7 @@
  * hand the finished run to the recorder. Runs execute in the process that received the request: no queue, no poll.
  */
 import crypto from 'node:crypto';
-import { NotFoundError } from '../../domain/errors';
+import { NotFoundError } from '../../errors';
 import { authorize, type AuthFilter } from '../auth/authorization';
 import type { CustomAuth } from '../auth/authMiddleware';
 import type { AuthUser } from '../auth/authUser';

@@ -8,9 +8,9 @@ import type { GraphxConfig } from '../../config';
 import type { Db } from '../../db/knex';
 import { logger } from '../../logger';
 import type { SecretBox } from '../../security/secretBox';
-import { controlPlaneDatabaseUrl } from './deploymentDatabase';
+import { controlPlaneDatabaseUrl } from '../../pipeline/deploymentDatabase';
 import { startGateway } from './gateway';
-import { RUNTIME_COMMAND, type InstanceCommand } from './instanceEnv';
+import { RUNTIME_COMMAND, type InstanceCommand } from '../../pipeline/runtimeEnv';
 import { InstanceManager } from './instances';
 import {
   drainOldInstances,
@@ -19,13 +19,14 @@ import {
   switchRoute,
   waitUntilHealthy,
   withDeploymentLock,
-  type RolloutProgress,
   type RolloutTimings,
 } from './rollout';
-import { buildPaths, liveInstances, loadRevisionSpec, type InstanceRow } from './revisionSpec';
+import type { DeploymentTarget, RolloutProgress } from '../target';
+import { buildPaths, loadRevisionSpec, type RevisionSpec } from '../../pipeline/revisionSpec';
+import { liveInstances, type InstanceRow } from './instanceRows';
 
-export { DeployFailedError, type RolloutProgress } from './rollout';
-export type { InstanceCommand } from './instanceEnv';
+export { DeployFailedError, type RolloutProgress } from '../target';
+export type { InstanceCommand } from '../../pipeline/runtimeEnv';
 
 export interface LocalTargetOptions {
   config: GraphxConfig;
@@ -42,7 +43,7 @@ const ROUTE_TTL_MS = 500;
 
 const quietProgress: RolloutProgress = { phase: () => {} };
 
-export class LocalTarget {
+export class LocalTarget implements DeploymentTarget {
   private readonly instances: InstanceManager;
   private readonly timings: RolloutTimings;
   private controlPlaneUrl: string;
@@ -136,8 +137,7 @@ export class LocalTarget {
    * Starts the revision's instances, waits for health, switches the route and stops the old instances.
    * @throws DeployFailedError when the app exits or never answers `GET /ok`.
    */
-  async rollout(revisionId: string, progress: RolloutProgress = quietProgress): Promise<string> {
-    const spec = await loadRevisionSpec(this.options.db, this.options.secretBox, revisionId);
+  async rollout(spec: RevisionSpec, progress: RolloutProgress = quietProgress): Promise<string> {
     return rolloutRevision(
       this.lockUrl(),
       this.options.db,

@@ -13,10 +13,11 @@ import type { GraphxConfig } from '../../config';
 import type { Db } from '../../db/knex';
 import { hashToken, type SecretBox } from '../../security/secretBox';
 import { findFreePort } from '../../net/ports';
-import { deploymentDatabaseUri } from './deploymentDatabase';
-import { instanceEnvironment, type InstanceCommand } from './instanceEnv';
-import { isProcessAlive, stopGroup } from './processes';
-import { graphxConfigFile, type InstanceRow, type RevisionSpec } from './revisionSpec';
+import { deploymentDatabaseUri } from '../../pipeline/deploymentDatabase';
+import { instanceEnvironment, type InstanceCommand } from '../../pipeline/runtimeEnv';
+import { isProcessAlive, stopGroup } from '../../os/processes';
+import { graphxConfigFile, type RevisionSpec } from '../../pipeline/revisionSpec';
+import type { InstanceRow } from './instanceRows';
 
 const MAX_COPY_BYTES = 256 * 1024;
 

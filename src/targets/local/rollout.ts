@@ -8,22 +8,13 @@
  */
 import { Client as PgClient } from 'pg';
 import type { Db } from '../../db/knex';
-import { processServesInstance } from './instanceEnv';
+import { PipelineState } from '../../db/repositories/pipelineState';
+import { processServesInstance } from '../../pipeline/runtimeEnv';
+import { DeployFailedError, type RolloutProgress } from '../target';
 import type { InstanceManager } from './instances';
-import { delay, isProcessAlive } from './processes';
-import { liveInstances, minScale, type InstanceRow, type RevisionSpec } from './revisionSpec';
-
-/** The app never became healthy: a permanent failure whose message the user sees. */
-export class DeployFailedError extends Error {
-  override name = 'DeployFailedError';
-}
-
-/** How a rollout reports progress (the activity heartbeats and writes revision logs from it). */
-export interface RolloutProgress {
-  phase: (phase: string, line?: string) => void;
-  /** True once the caller gave up (activity cancelled): waiting stops and the new instances are stopped. */
-  cancelled?: () => boolean;
-}
+import { delay, isProcessAlive } from '../../os/processes';
+import { minScale, type RevisionSpec } from '../../pipeline/revisionSpec';
+import { liveInstances, type InstanceRow } from './instanceRows';
 
 /** The caller cancelled the rollout while it waited. */
 export class RolloutCancelledError extends Error {
@@ -143,16 +134,9 @@ export async function switchRoute(db: Db, spec: RevisionSpec, rows: InstanceRow[
       .whereNot({ revision_id: spec.revisionId })
       .whereIn('status', ['serving', 'starting'])
       .update({ status: 'draining', updated_at: trx.fn.now() });
-    await trx('deployments')
-      .where({ id: spec.deploymentId })
-      .whereNull('deleted_at')
-      .update({ active_revision_id: spec.revisionId, url, updated_at: trx.fn.now() });
-    // DEPLOYED in the same transaction: nobody can see active_revision_id on a revision that is not DEPLOYED yet.
-    // The workflow records DEPLOYED again when the activity returns (an idempotent write).
-    await trx('revisions')
-      .where({ id: spec.revisionId })
-      .whereNotIn('status', ['SKIPPED', 'INTERRUPTED'])
-      .update({ status: 'DEPLOYED', status_message: null, failed_step: null, updated_at: trx.fn.now() });
+    // DEPLOYED in the same transaction as the route; the workflow records DEPLOYED again when the activity returns
+    // (an idempotent write).
+    await new PipelineState(trx).markRevisionActive(spec.deploymentId, spec.revisionId, url);
   });
   for (const row of rows) row.status = 'serving';
 }

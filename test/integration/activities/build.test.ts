@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createActivities } from '../../../activities';
-import { isProcessAlive } from '../../../src/targets/local/processes';
-import { buildPaths } from '../../../src/targets/local/revisionSpec';
+import { isProcessAlive } from '../../../src/os/processes';
+import { buildPaths } from '../../../src/pipeline/revisionSpec';
 import {
   activityEnv,
   createDeployment,

@@ -4,7 +4,7 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createActivities } from '../../../activities';
-import { buildPaths } from '../../../src/targets/local/revisionSpec';
+import { buildPaths } from '../../../src/pipeline/revisionSpec';
 import { createGitRepo, type GitRepo } from '../../support/gitRepos';
 import { activityEnv, addRevision, createDeployment, createTestDeps, type TestDeps } from './pipelineFixtures';
 

@@ -7,8 +7,8 @@ import {
   deploymentDatabaseName,
   deploymentDatabaseUri,
   dropDeploymentDatabase,
-} from '../../../src/targets/local/deploymentDatabase';
-import { buildPaths } from '../../../src/targets/local/revisionSpec';
+} from '../../../src/pipeline/deploymentDatabase';
+import { buildPaths } from '../../../src/pipeline/revisionSpec';
 import { activityEnv, createDeployment, createTestDeps, writeBuild, type TestDeps } from './pipelineFixtures';
 
 describe('provisionDatabase and teardownDeployment activities (real PostgreSQL)', () => {

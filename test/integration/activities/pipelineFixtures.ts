@@ -13,7 +13,7 @@ import type { GraphxConfig } from '../../../src/config';
 import type { Db } from '../../../src/db/knex';
 import type { SecretBox } from '../../../src/security/secretBox';
 import { LocalTarget, type LocalTargetOptions } from '../../../src/targets/local';
-import { buildPaths } from '../../../src/targets/local/revisionSpec';
+import { buildPaths } from '../../../src/pipeline/revisionSpec';
 import { createTenant, testConfig, testDb, testSecretBox } from '../../support/env';
 
 export const FAKE_RUNTIME = { command: process.execPath, args: [path.join(__dirname, '..', 'targets', 'fakeRuntime.js')] };
@@ -109,6 +109,8 @@ export function writeBuild(config: GraphxConfig, revisionId: string, files: Reco
 }
 
 export interface TestDeps extends ActivityDeps {
+  /** The concrete target, so tests can reach its gateway. */
+  target: LocalTarget;
   close: () => Promise<void>;
 }
 

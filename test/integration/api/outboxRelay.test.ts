@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import request from 'supertest';
 import { createApp } from '../../../src/api/app';
 import type { Db } from '../../../src/db/knex';
-import { deliverPendingOutbox } from '../../../src/pipeline/outboxRelay';
+import { deliverPendingOutbox } from '../../../src/pipeline/outbox';
 import { deploymentWorkflowId } from '../../../workflows/messages';
 import { createTenant, testConfig, testDb, testSecretBox, testTemporalClient } from '../../support/env';
 

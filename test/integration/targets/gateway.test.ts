@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { createActivities } from '../../../activities';
-import { isProcessAlive } from '../../../src/targets/local/processes';
-import { liveInstances } from '../../../src/targets/local/revisionSpec';
+import { isProcessAlive } from '../../../src/os/processes';
+import { liveInstances } from '../../../src/targets/local/instanceRows';
 import {
   addRevision,
   createDeployment,

@@ -1,8 +1,9 @@
 import path from 'node:path';
 import { createActivities } from '../../../activities';
 import { LocalTarget } from '../../../src/targets/local';
-import { isProcessAlive } from '../../../src/targets/local/processes';
-import { buildPaths, liveInstances } from '../../../src/targets/local/revisionSpec';
+import { isProcessAlive } from '../../../src/os/processes';
+import { buildPaths } from '../../../src/pipeline/revisionSpec';
+import { liveInstances } from '../../../src/targets/local/instanceRows';
 import {
   addRevision,
   createDeployment,

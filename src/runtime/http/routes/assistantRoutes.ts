@@ -1,7 +1,7 @@
 /** System assistants: one per graph of graphx.json, read-only. */
 import type Router from '@koa/router';
-import { validatePart } from '../../../api/validation';
-import { NotFoundError } from '../../../domain/errors';
+import { validatePart } from '../../../http/validation';
+import { NotFoundError } from '../../../errors';
 import { contains } from '../../auth/authorization';
 import { assistantIdParams, assistantSearchBody } from '../schemas';
 import { filterFor, type RuntimeServices } from './context';

@@ -5,8 +5,8 @@
  */
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { validatePart } from '../../../api/validation';
-import { ConflictError, NotFoundError } from '../../../domain/errors';
+import { validatePart } from '../../../http/validation';
+import { ConflictError, NotFoundError } from '../../../errors';
 import { FINISHED_STATUSES } from '../../execution/backgroundRuns';
 import type { StreamEvent } from '../../execution/graphStream';
 import { bulkCancelBody, cancelQuery, runIdParams, threadIdParams, threadRunParams } from '../schemas';

@@ -1,7 +1,7 @@
 /** Runs: streamed (SSE) or waited for, threadless or on a thread. */
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { validatePart } from '../../../api/validation';
+import { validatePart } from '../../../http/validation';
 import type { ApiStreamMode } from '../../execution/graphStream';
 import type { RunRequest } from '../../execution/runService';
 import { toWireJson } from '../../execution/serialize';

@@ -5,8 +5,8 @@
  */
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { validatePart } from '../../../api/validation';
-import { NotFoundError } from '../../../domain/errors';
+import { validatePart } from '../../../http/validation';
+import { NotFoundError } from '../../../errors';
 import type { CheckpointRef, HistoryQuery } from '../../execution/threadState';
 import {
   historyBody,

@@ -1,11 +1,11 @@
 /**
- * Transactional outbox relay. The API writes a `pipeline_outbox` row in the same transaction as the revision (or
+ * The transactional outbox: writer and relay in one module. The API writes (`writeOutboxMessage`) a `pipeline_outbox` row in the same transaction as the revision (or
  * delete) it announces; this relay delivers each row to the deployment workflow with signal-with-start and marks it
  * delivered. If the API dies between its commit and the delivery, the next relay pass (any process) delivers it.
  * Delivery is at-least-once; the workflow ignores a revision id it has seen.
  */
 import type { Client } from '@temporalio/client';
-import type { Db } from '../db/knex';
+import type { Db, DbOrTx } from '../db/knex';
 import { logger } from '../logger';
 import { signalDeploymentWorkflow, type OutboxMessage } from './deploymentWorkflowClient';
 
@@ -16,6 +16,15 @@ export interface OutboxRelay {
 }
 
 const BATCH = 20;
+
+/** Writes `message` in the caller's transaction (so it commits with what it announces); poke the relays after. */
+export async function writeOutboxMessage(trx: DbOrTx, message: OutboxMessage): Promise<void> {
+  await trx('pipeline_outbox').insert({
+    deployment_id: message.deploymentId,
+    kind: message.kind,
+    payload: JSON.stringify(message.payload),
+  });
+}
 
 /** Delivers pending rows once; returns how many were delivered. */
 export async function deliverPendingOutbox(db: Db, temporal: Client): Promise<number> {

@@ -4,8 +4,8 @@
  * must rebuild an instance's environment on its own after a restart.
  */
 import path from 'node:path';
-import type { Db, DbOrTx } from '../../db/knex';
-import type { SecretBox } from '../../security/secretBox';
+import type { DbOrTx } from '../db/knex';
+import type { SecretBox } from '../security/secretBox';
 
 export interface DeploymentSecret {
   name: string;
@@ -99,22 +99,4 @@ export async function loadRevisionSpec(db: DbOrTx, secretBox: SecretBox, revisio
 export function minScale(spec: RevisionSpec): number {
   const value = spec.sourceConfig.resource_spec?.min_scale;
   return typeof value === 'number' && value >= 1 ? Math.floor(value) : 1;
-}
-
-/** Rows of `local_instances`, as the target uses them. */
-export interface InstanceRow {
-  id: string;
-  deployment_id: string;
-  revision_id: string;
-  port: number;
-  pid: number | null;
-  status: 'starting' | 'serving' | 'draining' | 'stopped';
-  service_token_id: string | null;
-  stdout_file: string;
-  stderr_file: string;
-}
-
-/** Instances of a deployment that are not stopped. */
-export function liveInstances(db: Db, deploymentId: string): Promise<InstanceRow[]> {
-  return db('local_instances').where({ deployment_id: deploymentId }).whereNot({ status: 'stopped' }).orderBy('created_at');
 }

@@ -11,8 +11,8 @@ import {
   PayloadTooLargeError,
   UnauthorizedError,
   ValidationError,
-} from '../../domain/errors';
-import { logger } from '../../logger';
+} from '../errors';
+import { logger } from '../logger';
 
 interface HttpErrorLike {
   status?: number;

@@ -1,5 +1,5 @@
 /**
- * Domain errors. Domain code throws these and knows nothing of HTTP; `src/api/middleware/errors.ts` is the one place
+ * Domain errors. Domain code throws these and knows nothing of HTTP; `src/http/errors.ts` is the one place
  * that maps them to status codes and bodies.
  */
 export class DomainError extends Error {

@@ -1,7 +1,7 @@
 /**
  * Errors with an HTTP status chosen by application code: `HTTPException` from `@langchain/langgraph-sdk/auth`
  * (matched by shape, since the app has its own copy) and the runtime's own 503. Answered as `{"detail": message}`
- * with the exception's headers; everything else goes on to the shared error middleware (src/api/middleware/errors.ts).
+ * with the exception's headers; everything else goes on to the shared error middleware (src/http/errors.ts).
  */
 import type Koa from 'koa';
 

@@ -4,8 +4,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Db } from '../db/knex';
-import { ApiKeyRepository, generateApiKey } from '../db/repositories/apiKeys';
+import type { Db } from './db/knex';
+import { ApiKeyRepository, generateApiKey } from './db/repositories/apiKeys';
 
 export const DEFAULT_TENANT = 'default';
 

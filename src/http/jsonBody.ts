@@ -4,7 +4,7 @@
  */
 import type Koa from 'koa';
 import getRawBody from 'raw-body';
-import { PayloadTooLargeError, ValidationError } from '../../domain/errors';
+import { PayloadTooLargeError, ValidationError } from '../errors';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 

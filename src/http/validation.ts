@@ -3,7 +3,7 @@
  * The `type` names follow pydantic so clients written against the real control plane read our errors unchanged.
  */
 import type Joi from 'joi';
-import { ValidationError, type ValidationIssue } from '../domain/errors';
+import { ValidationError, type ValidationIssue } from '../errors';
 
 export type RequestPart = 'body' | 'path' | 'query';
 

@@ -3,9 +3,9 @@
  * deployment id and the password from the secret key (`SecretBox.sign`), so nothing about them needs storing and a
  * restarted instance gets the same URI.
  */
-import type { GraphxConfig } from '../../config';
-import type { Db } from '../../db/knex';
-import type { SecretBox } from '../../security/secretBox';
+import type { GraphxConfig } from '../config';
+import type { Db } from '../db/knex';
+import type { SecretBox } from '../security/secretBox';
 
 /** Database and role name of a deployment: `gx_` + the id's hex digits (identifier-safe, under 63 bytes). */
 export function deploymentDatabaseName(deploymentId: string): string {

@@ -4,8 +4,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { projectRoot } from '../../config';
-import { minimalPath } from './processes';
+import { projectRoot } from '../config';
+import { minimalPath } from '../os/processes';
 import type { RevisionSpec } from './revisionSpec';
 
 /** How an instance is started; injectable so tests can supervise a small script instead of the runtime. */
