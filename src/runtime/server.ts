@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import Router from '@koa/router';
 import Koa from 'koa';
+import { PostgresStore } from '@langchain/langgraph-checkpoint-postgres/store';
 import { Pool } from 'pg';
 import { errorMiddleware } from '../http/errors';
 import { jsonBodyMiddleware } from '../http/jsonBody';
@@ -30,6 +31,7 @@ import { registerBackgroundRunRoutes } from './http/routes/backgroundRunRoutes';
 import type { RuntimeServices } from './http/routes/context';
 import { registerMetaRoutes } from './http/routes/metaRoutes';
 import { registerRunRoutes } from './http/routes/runRoutes';
+import { registerStoreRoutes } from './http/routes/storeRoutes';
 import { registerThreadRoutes } from './http/routes/threadRoutes';
 import { registerThreadStateRoutes } from './http/routes/threadStateRoutes';
 import { importExport } from './moduleLoader';
@@ -97,10 +99,16 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const pool = new Pool({ connectionString: options.databaseUri, max: 20 });
   pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
   const checkpointer = new TrackedPostgresSaver(pool);
-  await ensureRuntimeSchema(pool, checkpointer);
+  // The store keeps its own small pool (the library builds it); TTL sweeps run in every instance, harmlessly.
+  const store = new PostgresStore({
+    connectionOptions: { connectionString: options.databaseUri, max: 5 },
+    ensureTables: false,
+    ttl: { refreshOnRead: true, sweepIntervalMinutes: 5 },
+  });
+  await ensureRuntimeSchema(pool, checkpointer, store);
 
   registerSdkLogger();
-  const graphs = await GraphRegistry.load(appConfig.graphs, checkpointer);
+  const graphs = await GraphRegistry.load(appConfig.graphs, checkpointer, store);
   const customAuth = await loadCustomAuth(appConfig);
   const controlPlane = options.controlPlane
     ? new ControlPlaneClient(options.controlPlane.url, options.controlPlane.serviceToken)
@@ -178,6 +186,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   registerThreadStateRoutes(router, services);
   registerRunRoutes(router, services);
   registerBackgroundRunRoutes(router, services);
+  registerStoreRoutes(router, services, store);
 
   const app = new Koa();
   app.use(requestIdMiddleware());
@@ -213,6 +222,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       await backgroundRuns.close();
       await coordinator.close();
       await recorder.close();
+      await store.stop().catch(() => undefined);
       await shipper?.close();
       await pool.end();
     })());

@@ -136,3 +136,48 @@ export const bulkCancelBody = Joi.object({
 })
   .unknown(true)
   .or('run_ids', 'status');
+
+const namespaceLabel = Joi.string()
+  .min(1)
+  .pattern(/^[^.]*$/, 'no periods');
+const namespace = Joi.array().items(namespaceLabel).min(1);
+
+export const storePutBody = Joi.object({
+  namespace: namespace.required(),
+  key: Joi.string().min(1).required(),
+  value: jsonObject.required(),
+  index: Joi.alternatives(Joi.boolean().valid(false), Joi.array().items(Joi.string())).allow(null),
+  ttl: Joi.number().min(0).allow(null),
+}).unknown(true);
+
+export const storeItemQuery = Joi.object({
+  namespace: Joi.string()
+    .min(1)
+    .custom((text: string) => text.split('.'), 'dot-separated namespace')
+    .required(),
+  key: Joi.string().min(1).required(),
+  refresh_ttl: Joi.boolean(),
+}).unknown(true);
+
+export const storeDeleteBody = Joi.object({ namespace: namespace.required(), key: Joi.string().min(1).required() }).unknown(true);
+
+export const storeSearchBody = Joi.object({
+  namespace_prefix: Joi.array().items(namespaceLabel).default([]),
+  filter: jsonObject.allow(null),
+  limit: Joi.number().integer().min(1).max(1000).default(10),
+  offset: Joi.number().integer().min(0).default(0),
+  query: Joi.string().allow(null, ''),
+  refresh_ttl: Joi.boolean().allow(null),
+})
+  .unknown(true)
+  .default({});
+
+export const storeNamespacesBody = Joi.object({
+  prefix: Joi.array().items(namespaceLabel).allow(null),
+  suffix: Joi.array().items(namespaceLabel).allow(null),
+  max_depth: Joi.number().integer().min(1).allow(null),
+  limit: Joi.number().integer().min(1).max(1000).default(100),
+  offset: Joi.number().integer().min(0).default(0),
+})
+  .unknown(true)
+  .default({});

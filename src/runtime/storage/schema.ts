@@ -56,13 +56,18 @@ const STATEMENTS = [
   `COMMENT ON TABLE graphx_trace_outbox IS 'Run records not yet accepted by the control plane; deleted once delivered'`,
 ];
 
-/** Creates the runtime tables and the checkpointer's tables, once across concurrently starting instances. */
-export async function ensureRuntimeSchema(pool: Pool, checkpointer: PostgresSaver): Promise<void> {
+/** Creates the runtime tables, the checkpointer's and the store's, once across concurrently starting instances. */
+export async function ensureRuntimeSchema(
+  pool: Pool,
+  checkpointer: PostgresSaver,
+  store: { setup(): Promise<void> },
+): Promise<void> {
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [SCHEMA_LOCK_KEY]);
     for (const statement of STATEMENTS) await client.query(statement);
     await checkpointer.setup();
+    await store.setup();
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [SCHEMA_LOCK_KEY]).catch(() => undefined);
     client.release();
