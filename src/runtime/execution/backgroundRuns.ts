@@ -154,7 +154,11 @@ export class BackgroundRuns {
       }
       checkpointBefore = await this.deps.runs.latestCheckpointId(queued.thread_id);
     }
-    const resumed = queued.attempt > 1 && queued.thread_id !== null;
+    // A run taken again continues from its own last checkpoint; one that died before writing any starts over.
+    const resumed =
+      queued.attempt > 1 &&
+      queued.thread_id !== null &&
+      (await this.deps.runs.latestCheckpointRunId(queued.thread_id)) === queued.run_id;
     const metadata = { ...(queued.config.metadata as object), run_attempt: queued.attempt };
     return {
       run: { ...queued, status: 'running' },

@@ -90,7 +90,8 @@ export function registerBackgroundRunRoutes(router: Router, services: RuntimeSer
   router.get('/threads/:threadId/runs/:runId/join', async (ctx) => {
     const { threadId, runId } = await visibleRun(ctx);
     const abort = new AbortController();
-    ctx.req.once('close', () => abort.abort());
+    // The response's close, not the request's: a GET request 'closes' as soon as its (empty) body is read.
+    ctx.res.once('close', () => ctx.res.writableFinished || abort.abort());
     const run = await backgroundRuns.waitUntilDone(runId, threadId, JOIN_TIMEOUT_MS, abort.signal);
     if (!run) throw runNotFound(runId);
     const thread = await services.threads.get(threadId, {});
