@@ -13,6 +13,7 @@ module.exports = tseslint.config(
       '.temporal-cli/**',
       'test/fixtures/**',
       'coverage/**',
+      'dist/**',
       'eslint.config.js',
       'jest.config.js',
     ],

@@ -7,11 +7,13 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import fs from 'node:fs';
 import path from 'node:path';
+import { documentedKeys, missingEnvFileWarning, reviewConfigKeys } from '../src/runtime/configKeys';
 import { minimalPath } from '../src/os/processes';
 import { buildPaths, graphxConfigFile, type RevisionSpec } from '../src/pipeline/revisionSpec';
 import { cloneRevision } from './clone';
 import type { ActivityDeps } from './deps';
 import { dependencyCacheKey, restoreDependencies, saveDependencies } from './support/dependencyCache';
+import { ensurePackageManagerShims, wantsYarnBerry } from './support/packageManagers';
 import { runRevisionStep, type SpecLoader } from './support/revisionStep';
 import { runCommand } from './support/runCommand';
 
@@ -19,7 +21,7 @@ import { runCommand } from './support/runCommand';
 export function defaultInstallCommand(appDir: string): string | null {
   const has = (file: string) => fs.existsSync(path.join(appDir, file));
   if (has('package-lock.json') || has('npm-shrinkwrap.json')) return 'npm ci';
-  if (has('yarn.lock')) return 'yarn install --frozen-lockfile';
+  if (has('yarn.lock')) return wantsYarnBerry(appDir) ? 'yarn install --immutable' : 'yarn install --frozen-lockfile';
   if (has('pnpm-lock.yaml')) return 'pnpm install --frozen-lockfile';
   return null;
 }
@@ -30,16 +32,18 @@ export function buildEnvironment(dataDir: string, spec: RevisionSpec): Record<st
   fs.mkdirSync(home, { recursive: true });
   const env: Record<string, string> = {};
   for (const secret of spec.secrets) env[secret.name] = secret.value;
-  env.PATH = minimalPath();
+  // yarn and pnpm ship with the platform: their shims come first, so a lock file's tool is always found.
+  env.PATH = `${ensurePackageManagerShims(dataDir)}:${minimalPath()}`;
   env.HOME = home;
   return env;
 }
 
 /**
- * Checks that graphx.json exists, parses and names at least one graph; returns its absolute path.
+ * Checks that graphx.json exists, parses, names at least one graph and has only documented keys; returns its absolute
+ * path and the warnings for the build log (documented keys without effect here, a missing env file).
  * @throws ApplicationFailure ConfigInvalid with a sentence naming the file.
  */
-export function validateGraphxConfig(dataDir: string, spec: RevisionSpec): string {
+export function validateGraphxConfig(dataDir: string, spec: RevisionSpec): { file: string; warnings: string[] } {
   const file = graphxConfigFile(dataDir, spec);
   if (!file)
     throw ApplicationFailure.nonRetryable(
@@ -58,7 +62,18 @@ export function validateGraphxConfig(dataDir: string, spec: RevisionSpec): strin
       'ConfigInvalid',
     );
   }
-  const graphs = (parsed as { graphs?: unknown } | null)?.graphs;
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw ApplicationFailure.nonRetryable(`Configuration file ${where} must be a JSON object.`, 'ConfigInvalid');
+  }
+  const review = reviewConfigKeys(parsed as Record<string, unknown>);
+  if (review.unknown.length > 0) {
+    const keys = review.unknown.map((key) => `"${key}"`).join(', ');
+    throw ApplicationFailure.nonRetryable(
+      `Configuration file ${where} has unknown key(s) ${keys}; graphx.json accepts ${documentedKeys().join(', ')}.`,
+      'ConfigInvalid',
+    );
+  }
+  const graphs = (parsed as { graphs?: unknown }).graphs;
   if (!graphs || typeof graphs !== 'object' || Array.isArray(graphs) || Object.keys(graphs).length === 0) {
     throw ApplicationFailure.nonRetryable(
       `Configuration file ${where} must name at least one graph in "graphs".`,
@@ -70,7 +85,8 @@ export function validateGraphxConfig(dataDir: string, spec: RevisionSpec): strin
       throw ApplicationFailure.nonRetryable(`Graph "${name}" in ${where} must be "<file>:<export>".`, 'ConfigInvalid');
     }
   }
-  return file;
+  const envWarning = missingEnvFileWarning(parsed as Record<string, unknown>, path.dirname(file));
+  return { file, warnings: [...review.warnings, ...(envWarning ? [envWarning] : [])] };
 }
 
 /** The `buildApplication` activity. */
@@ -83,7 +99,8 @@ export function buildApplicationActivity(deps: ActivityDeps, load: SpecLoader) {
         progress.setPhase('clone', 'The clone is missing here; cloning again.');
         await cloneRevision(deps, spec, progress);
       }
-      const configFile = validateGraphxConfig(deps.config.dataDir, spec);
+      const { file: configFile, warnings } = validateGraphxConfig(deps.config.dataDir, spec);
+      for (const warning of warnings) progress.line(`warning: ${warning}`, 'warn');
       const appDir = path.dirname(configFile);
       const env = buildEnvironment(deps.config.dataDir, spec);
       const deadline = Date.now() + deps.config.buildTimeoutSeconds * 1000;

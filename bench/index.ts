@@ -1,12 +1,14 @@
 /**
  * `npm run bench`: every benchmark in turn, printing figures (nothing is asserted).
- * `BENCH_ONLY=runtime` or `BENCH_ONLY=pipeline` runs one.
+ * `BENCH_ONLY=runtime`, `BENCH_ONLY=pipeline` or `BENCH_ONLY=controlplane` runs one.
  */
+import { benchControlPlane } from './controlplane';
 import { benchPipeline } from './pipeline';
 import { benchRuntime } from './runtime';
 
 const benchmarks: Array<[string, string, () => Promise<void>]> = [
   ['runtime', 'agent-server runs (graphx runtime vs LangGraph JS dev server vs bare HTTP)', benchRuntime],
+  ['controlplane', 'the reads CI polls (GET /ok, deployment, revision, revisions) vs a bare Koa + pg lookup', benchControlPlane],
   ['pipeline', 'create→DEPLOYED of a small LangGraph.js repository, and the orchestration overhead', benchPipeline],
 ];
 

@@ -4,129 +4,19 @@
  * (`langgraphjs dev` from @langchain/langgraph-cli), (c) a bare Node HTTP server writing the same SSE bytes.
  * 1, 8 and 32 concurrent clients over keep-alive loopback connections. Prints runs/s, p50 time to first byte, p50
  * whole-run time (until the stream closes) and server CPU per run (the server's process tree, from /proc).
- * Prints figures; asserts nothing.
+ * Then the memory of one deployed app (runtimeMemory.ts). Prints figures; asserts nothing.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
-import { findFreePort, waitFor } from '../src/net/ports';
+import { findFreePort } from '../src/net/ports';
+import { benchRuntimeMemory } from './runtimeMemory';
+import { BODY, oneRun, ROOT, startProcess, treeCpuMs, type Server } from './runtimeProcess';
 
-const ROOT = path.resolve(__dirname, '..');
 const APP_CONFIG = path.join(ROOT, 'test', 'fixtures', 'apps', 'runtime-echo', 'graphx.json');
 const SECONDS_PER_POINT = Number(process.env.BENCH_SECONDS ?? 5);
 const CONCURRENCY = [1, 8, 32];
-const BODY = JSON.stringify({
-  assistant_id: 'agent',
-  input: { messages: [{ role: 'user', content: 'hi' }] },
-  stream_mode: 'updates',
-});
-const CLOCK_TICKS_PER_SECOND = 100;
-
-interface Server {
-  name: string;
-  port: number;
-  pid: number;
-  stop: () => Promise<void>;
-}
-
-/** CPU milliseconds (user + system) of `pid` and all its descendants. */
-function treeCpuMs(pid: number): number {
-  let ticks = 0;
-  const visit = (id: number) => {
-    try {
-      const fields = fs.readFileSync(`/proc/${id}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-      for (const task of fs.readdirSync(`/proc/${id}/task`)) {
-        const children = fs.readFileSync(`/proc/${id}/task/${task}/children`, 'utf8').trim();
-        for (const child of children ? children.split(' ') : []) visit(Number(child));
-      }
-    } catch {
-      // the process ended meanwhile
-    }
-  };
-  visit(pid);
-  return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
-}
-
-function startProcess(
-  name: string,
-  command: string,
-  args: string[],
-  env: Record<string, string>,
-  port: number,
-  cwd = ROOT,
-): Promise<Server> {
-  const child: ChildProcess = spawn(command, args, {
-    cwd,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const stop = async () => {
-    if (child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    const signalGroup = (signal: NodeJS.Signals) => {
-      try {
-        process.kill(-child.pid!, signal);
-      } catch {
-        // the group is gone already
-      }
-    };
-    signalGroup('SIGTERM');
-    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
-    if (child.exitCode === null) signalGroup('SIGKILL');
-  };
-  return waitFor(
-    `${name} to serve`,
-    async () => {
-      if (child.exitCode !== null) throw new Error(`${name} exited: ${output.slice(-2000)}`);
-      return (await fetch(`http://127.0.0.1:${port}/ok`)).status === 200;
-    },
-    120_000,
-    200,
-  )
-    .then(() => ({ name, port, pid: child.pid!, stop }))
-    .catch(async (error: Error) => {
-      await stop();
-      throw new Error(`${error.message}\n${output.slice(-2000)}`);
-    });
-}
-
-/** One streamed run on a keep-alive agent: [ms to first body byte, ms to end]. */
-function oneRun(agent: http.Agent, port: number): Promise<[number, number]> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    let firstByte = 0;
-    const request = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: '/runs/stream',
-        method: 'POST',
-        agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(BODY) },
-      },
-      (response) => {
-        response.on('data', () => {
-          if (!firstByte) firstByte = performance.now() - started;
-        });
-        response.on('end', () =>
-          response.statusCode === 200
-            ? resolve([firstByte, performance.now() - started])
-            : reject(new Error(`HTTP ${response.statusCode}`)),
-        );
-      },
-    );
-    request.on('error', reject);
-    request.end(BODY);
-  });
-}
-
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 
 async function measure(server: Server, clients: number) {
@@ -257,6 +147,8 @@ export async function benchRuntime(): Promise<void> {
     const count = (await persisted.query('SELECT count(*)::int AS count FROM graphx_runs')).rows[0].count;
     await persisted.end();
     console.log(`\nrun records persisted by graphx: ${count}`);
+    for (const server of servers.splice(0)) await server.stop();
+    await benchRuntimeMemory(databaseUri);
   } finally {
     for (const server of servers) await server.stop();
     await admin.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);

@@ -1,4 +1,15 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly through tsx, for require() and import() alike, so `npm ci && npm start` needs
+// The deployed application (`runtime`, `dev`) runs from a compiled bundle (bin/runtime-bundle.js). Everything else
+// runs the TypeScript sources directly through tsx, for require() and import() alike, so `npm ci && npm start` needs
 // no build step. Importing tsx's entry registers its hooks exactly as `node --import tsx` would.
-import('tsx').then(() => require('../src/cli/main.ts'));
+const command = process.argv[2];
+let bundle = null;
+if (command === 'runtime' || command === 'dev') {
+  try {
+    bundle = require('./runtime-bundle').runtimeBundle();
+  } catch (error) {
+    console.error(`graphx: running the runtime through tsx (could not bundle it: ${error.message})`);
+  }
+}
+if (bundle) require(bundle);
+else import('tsx').then(() => require('../src/cli/main.ts'));

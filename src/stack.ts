@@ -9,12 +9,14 @@ import type { Client } from '@temporalio/client';
 import { createApp } from './api/app';
 import type { GraphxConfig } from './config';
 import { createDb, migrateToLatest, type Db } from './db/knex';
-import { startEmbeddedPostgres } from './db/embeddedPostgres';
+import { startEmbeddedPostgres } from './os/embeddedPostgres';
 import { ensureBootstrapApiKey } from './bootstrap';
 import { logger } from './logger';
+import { killOwnedGroups } from './os/ownedGroups';
 import { startOutboxRelay } from './pipeline/outbox';
 import { loadSecretKey, SecretBox } from './security/secretBox';
 import { LocalTarget } from './targets/local';
+import { delay } from './os/processes';
 import { createTemporalClient } from './temporal/client';
 import { startTemporalDevServer } from './temporal/devServer';
 import { startWorker } from './worker';
@@ -29,7 +31,10 @@ export interface StackHandle {
   databaseUrl: string;
   db: Db;
   temporal: Client;
+  /** Ordered stop: API, relay, worker, apps (draining ones too), gateway, Temporal, PostgreSQL last. */
   stop: () => Promise<void>;
+  /** SIGKILL to every process the stack started (apps, builds, Temporal, PostgreSQL), at once. */
+  kill: () => void;
 }
 
 export interface StackOptions {
@@ -38,9 +43,13 @@ export interface StackOptions {
   workflowBundlePath?: string;
 }
 
+const WORKER_STOP_MS = 8_000;
+const APP_STOP_GRACE_MS = 8_000;
+
 /** Starts every part in order; if one fails, stops the ones already started and rethrows. */
 export async function startStack(config: GraphxConfig, options: StackOptions = {}): Promise<StackHandle> {
   const stops: Array<[string, () => Promise<void>]> = [];
+  const kills: Array<() => void> = [killOwnedGroups];
   const stopAll = async () => {
     for (const [name, stop] of stops.reverse()) {
       try {
@@ -58,6 +67,7 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
     if (!databaseUrl) {
       const pg = await startEmbeddedPostgres(config.dataDir);
       stops.push(['postgres', pg.stop]);
+      kills.push(pg.kill);
       databaseUrl = pg.connectionString('graphx');
     }
     const db = createDb(databaseUrl);
@@ -76,8 +86,10 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
         namespace: config.temporalNamespace,
         cliPath: config.temporalCli,
         logFile: path.join(config.dataDir, 'temporal.log'),
+        env: { GRAPHX_DATA_DIR: config.dataDir },
       });
       stops.push(['temporal', devServer.stop]);
+      kills.push(devServer.kill);
       temporalAddress = devServer.address;
       temporalUiUrl = devServer.uiUrl;
     }
@@ -85,7 +97,7 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
     stops.push(['temporal client', () => temporal.connection.close()]);
 
     const target = new LocalTarget({ config, db, secretBox });
-    stops.push(['app instances', () => target.stopAll()]);
+    stops.push(['app instances', () => target.stopAll(APP_STOP_GRACE_MS)]);
     const closeGateway = await target.startGateway();
     stops.push(['gateway', closeGateway]);
 
@@ -97,7 +109,9 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
         workflowBundlePath: options.workflowBundlePath,
         queues: config.workerQueues,
       });
-      stops.push(['worker', worker.shutdown]);
+      // Shutting down cancels the activities (a rollout stops its new instances); one slow to notice is not waited
+      // for past WORKER_STOP_MS: the app instances are stopped next either way.
+      stops.push(['worker', () => Promise.race([worker.shutdown(), delay(WORKER_STOP_MS)])]);
     }
     const relay = startOutboxRelay(db, temporal);
     stops.push(['outbox relay', relay.stop]);
@@ -126,6 +140,7 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
       db,
       temporal,
       stop: stopAll,
+      kill: () => kills.forEach((kill) => kill()),
     };
   } catch (error) {
     await stopAll();

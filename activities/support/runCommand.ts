@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import { trackGroup, untrackGroup } from '../../src/os/ownedGroups';
 import { delay, isGroupAlive, signalGroup } from '../../src/os/processes';
 
 export interface RunCommandOptions {
@@ -51,6 +52,7 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const pgid = child.pid;
+  trackGroup(pgid);
   const closed = new Promise((resolve) => child.once('close', resolve));
   if (pgid && options.pidFile) fs.writeFileSync(options.pidFile, String(pgid));
   const result: RunCommandResult = { exitCode: null, signal: null, timedOut: false, cancelled: false };
@@ -102,6 +104,7 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
     await Promise.race([closed, delay(2000)]);
     if (pgid) for (let i = 0; i < 100 && isGroupAlive(pgid); i += 1) await delay(50);
   } finally {
+    untrackGroup(pgid);
     clearTimeout(timer);
     options.signal.removeEventListener('abort', onAbort);
     if (options.pidFile) fs.rmSync(options.pidFile, { force: true });

@@ -1,8 +1,16 @@
-/** The `graphx` command: start (the whole stack), worker (one worker alone), runtime (a deployed app), dev. */
+/**
+ * The `graphx` command: start (the whole stack), worker (one worker alone), runtime (a deployed app), dev, and the CI
+ * commands (deploy, wait, status, logs, revisions, deployments; see ciCommands.ts). Usage errors exit 2.
+ */
 import { Command } from 'commander';
-import { ConfigError } from '../config';
+import { registerCiCommands } from './ciCommands';
+import { addRuntimeCommands, runProgram } from './runtimeCommands';
+
+const { version } = require('../../package.json') as { version: string };
 
 const program = new Command('graphx').description('graphx platform: deploy and run agent servers');
+// Thrown instead of exiting, so a usage error gets the conventional exit 2 (subcommands inherit this).
+program.exitOverride().version(version, '-V, --version');
 
 program
   .command('start')
@@ -14,26 +22,6 @@ program
   .description('run one Temporal worker alone (needs DATABASE_URL and TEMPORAL_ADDRESS)')
   .action(async () => (await import('./worker')).runWorkerCommand());
 
-program
-  .command('runtime')
-  .description('serve one built application (started by a rollout; reads its environment)')
-  .action(async () => (await import('../runtime/main')).runRuntimeFromEnv());
-
-program
-  .command('dev')
-  .description('serve one application directory alone, without the control plane')
-  .requiredOption('--config <path>', 'path of graphx.json')
-  .option('--port <port>', 'port', '2024')
-  .option('--host <host>', 'interface', '127.0.0.1')
-  .action(async (options: { config: string; port: string; host: string }) =>
-    (await import('../runtime/main')).runDev({ configPath: options.config, port: Number(options.port), host: options.host }),
-  );
-
-program.parseAsync(process.argv).catch((error: unknown) => {
-  if (error instanceof ConfigError) {
-    console.error(`graphx: ${error.message}`);
-  } else {
-    console.error(`graphx: ${(error as Error).stack ?? String(error)}`);
-  }
-  process.exit(1);
-});
+addRuntimeCommands(program);
+registerCiCommands(program);
+runProgram(program);

@@ -1,6 +1,9 @@
 /** `graphx start` (= `npm start`): the whole stack in the foreground; Ctrl-C or SIGTERM stops every child. */
+import fs from 'node:fs';
+import path from 'node:path';
 import { loadConfig } from '../config';
-import { startStack } from '../stack';
+import { startStack, type StackHandle } from '../stack';
+import { findTemporalCli } from '../temporal/devServer';
 
 export async function runStart(): Promise<void> {
   // The embedded stack is a developer's machine: local repositories and OAuth servers are allowed unless set.
@@ -15,22 +18,67 @@ export async function runStart(): Promise<void> {
     `  Gateway:       ${stack.gatewayUrl}/<deployment-name>`,
     `  Temporal:      ${stack.temporalAddress}${config.temporalAddress ? ' (external)' : ' (dev server)'}`,
     `  Temporal UI:   ${stack.temporalUiUrl ?? '(external server: see its own UI)'}`,
-    `  PostgreSQL:    ${config.databaseUrl ? 'external (DATABASE_URL)' : `embedded, data in ${config.dataDir}/pg`}`,
+    `  PostgreSQL:    ${config.databaseUrl ? 'external (DATABASE_URL)' : `embedded, data in ${embeddedClusterDir(config.dataDir)}`}`,
     `  API key file:  ${stack.apiKeyFile}`,
+    `  Retry a failed revision: ${retryCommand(config.temporalCli, stack.temporalAddress, config.temporalNamespace)}`,
   ];
   if (stack.createdApiKey) lines.push(`  New API key (shown once): ${stack.createdApiKey}`);
   lines.push('Press Ctrl-C to stop.');
   console.log(lines.join('\n'));
 
+  stopOnSignals(stack);
+}
+
+/** The operator's `retry` signal as a command that works against this stack's Temporal (README shows it too). */
+function retryCommand(configuredCli: string | null, address: string, namespace: string): string {
+  let cli = 'temporal';
+  try {
+    const found = findTemporalCli(configuredCli);
+    cli = found.startsWith(`${process.cwd()}/`) ? path.relative(process.cwd(), found) : found;
+  } catch {
+    // An external Temporal and no CLI here: the operator's own `temporal`.
+  }
+  return `${cli} workflow signal --address ${address} --namespace ${namespace} --workflow-id revision/<revision-id> --name retry`;
+}
+
+/** Where the embedded cluster is: `<dataDir>/pg`, or where it was moved to for the postgres user (postgresPlacement). */
+function embeddedClusterDir(dataDir: string): string {
+  const location = path.join(dataDir, 'pg.location');
+  return fs.existsSync(location) ? fs.readFileSync(location, 'utf8').trim() : path.join(dataDir, 'pg');
+}
+
+/** The whole shutdown, including the apps' drain, fits in this; what is left then is killed. */
+const SHUTDOWN_LIMIT_MS = 25_000;
+
+/**
+ * Ctrl-C (SIGINT to the terminal's process group), SIGTERM, or the death of the process that started us (npm, a shell
+ * killed by a process manager) stop the stack in order. A second signal, or the time limit, kills what is left at once.
+ */
+function stopOnSignals(stack: StackHandle): void {
   let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`\ngraphx: ${signal} received, stopping…`);
-    await stack.stop();
-    console.log('graphx: stopped');
-    process.exit(0);
+  const killNow = (why: string) => {
+    console.log(`graphx: ${why}; killing what is left`);
+    stack.kill();
+    process.exit(130);
   };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  const shutdown = (reason: string) => {
+    if (stopping) return killNow(`${reason} again`);
+    stopping = true;
+    console.log(`\ngraphx: ${reason}, stopping (again to stop at once)…`);
+    setTimeout(() => killNow(`not stopped within ${SHUTDOWN_LIMIT_MS / 1000} s`), SHUTDOWN_LIMIT_MS).unref();
+    void stack.stop().then(() => {
+      console.log('graphx: stopped');
+      process.exit(0);
+    });
+  };
+  process.on('SIGINT', () => shutdown('SIGINT received'));
+  process.on('SIGTERM', () => shutdown('SIGTERM received'));
+  process.on('SIGHUP', () => shutdown('SIGHUP received'));
+  // Whatever happens, no process of ours outlives us (synchronous SIGKILLs are allowed in an exit handler).
+  process.on('exit', () => stack.kill());
+  // npm 11 answers SIGTERM by ending itself and its shell without waiting for us: a new parent means ours is gone.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) shutdown('the parent process ended');
+  }, 500).unref();
 }

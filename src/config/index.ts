@@ -92,6 +92,11 @@ const schema = Joi.object({
     .default('control,build'),
 }).unknown(true);
 
+/** Every environment setting read here (the schema's keys and GRAPHX_CONFIG_FILE); README's table is checked against it. */
+export function configVariables(): string[] {
+  return [...Object.keys((schema.describe() as { keys: Record<string, unknown> }).keys), 'GRAPHX_CONFIG_FILE'].sort();
+}
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }

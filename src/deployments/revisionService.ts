@@ -1,4 +1,8 @@
-/** Reads revisions (live status from the workflow, database as fallback), their logs, and retry / interrupt. */
+/**
+ * Reads revisions, their logs, and retry / interrupt. Reads come from the row alone (one primary-key lookup): the
+ * revision workflow writes every status change there itself before it goes on, so the row is the workflow's status.
+ * Only retry and interrupt, which act on the workflow, ask it for its live status first.
+ */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { DeploymentRepository } from '../db/repositories/deployments';
 import { RevisionRepository, type RevisionRecord } from '../db/repositories/revisions';
@@ -14,6 +18,7 @@ import {
   type RevisionStatus,
 } from '../../workflows/messages';
 import type { DeploymentService, DeploymentServiceDeps } from './service';
+import type { RevisionStatusWatch } from './revisionStatusWatch';
 import { revisionView } from './views';
 
 /** Statuses after which the database row is final: no need to ask the workflow. */
@@ -29,14 +34,30 @@ export class RevisionService {
   ) {}
 
   async get(tenantId: string, deploymentId: string, revisionId: string): Promise<Record<string, unknown>> {
+    return this.view(await this.find(tenantId, deploymentId, revisionId));
+  }
+
+  /**
+   * The long-poll form of `get`: answers as soon as the status differs from `fromStatus`, or after `timeoutMs` with
+   * the unchanged revision. Waiting costs no Temporal call and no query of its own (see RevisionStatusWatch).
+   */
+  async getWhenChanged(
+    tenantId: string,
+    deploymentId: string,
+    revisionId: string,
+    wait: { fromStatus: string; timeoutMs: number; watch: RevisionStatusWatch; abort?: AbortSignal },
+  ): Promise<Record<string, unknown>> {
     const revision = await this.find(tenantId, deploymentId, revisionId);
-    return this.view(revision);
+    if (revision.status !== wait.fromStatus) return this.view(revision);
+    await wait.watch.waitForChange(revisionId, wait.fromStatus, wait.timeoutMs, wait.abort);
+    return this.get(tenantId, deploymentId, revisionId);
   }
 
   async list(tenantId: string, deploymentId: string, filters: { statuses?: string[]; limit: number; offset: number }) {
-    await this.assertDeployment(tenantId, deploymentId);
-    const revisions = await new RevisionRepository(this.deps.db).list(deploymentId, filters);
-    const resources = await Promise.all(revisions.map((revision) => this.view(revision)));
+    const revisions = await new RevisionRepository(this.deps.db).listOfTenant(tenantId, deploymentId, filters);
+    // One query answers the common case; only an empty page needs to know whether the deployment exists.
+    if (revisions.length === 0) await this.assertDeployment(tenantId, deploymentId);
+    const resources = revisions.map((revision) => this.view(revision));
     return { resources, offset: filters.offset + resources.length };
   }
 
@@ -92,9 +113,8 @@ export class RevisionService {
     return { logs, next_offset: logs.length === options.limit ? options.offset + logs.length : null };
   }
 
-  private async view(revision: RevisionRecord): Promise<Record<string, unknown>> {
-    const live = SETTLED.has(revision.status) ? null : await queryRevisionStatus(this.deps.temporal, revision.id);
-    return revisionView(revision, this.deployments.decryptSecrets(revision), live);
+  private view(revision: RevisionRecord): Record<string, unknown> {
+    return revisionView(revision, this.deployments.secretsForView(revision));
   }
 
   private async liveStatus(revision: RevisionRecord): Promise<RevisionStatus> {
@@ -107,9 +127,9 @@ export class RevisionService {
   }
 
   private async find(tenantId: string, deploymentId: string, revisionId: string): Promise<RevisionRecord> {
+    const revision = await new RevisionRepository(this.deps.db).findOfTenant(tenantId, deploymentId, revisionId);
+    if (revision) return revision;
     await this.assertDeployment(tenantId, deploymentId);
-    const revision = await new RevisionRepository(this.deps.db).find(deploymentId, revisionId);
-    if (!revision) throw revisionNotFound(revisionId);
-    return revision;
+    throw revisionNotFound(revisionId);
   }
 }

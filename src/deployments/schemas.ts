@@ -144,6 +144,19 @@ export const listRevisionsQuery = Joi.object({
   ),
 });
 
+/** The long-poll form of GET revision: answer once the status differs from `wait_for_change_from`. */
+export const getRevisionQuery = Joi.object({
+  wait_for_change_from: Joi.string()
+    .valid(...REVISION_STATUSES)
+    .description('Hold the request until the status differs from this one (or `timeout` passes), then answer.'),
+  timeout: Joi.number()
+    .integer()
+    .min(1)
+    .max(60)
+    .default(30)
+    .description('Seconds to hold a `wait_for_change_from` request before answering with the unchanged revision.'),
+});
+
 export const deleteDeploymentQuery = Joi.object({ delete_tracing_project: Joi.boolean().default(false) });
 
 export const logsQuery = Joi.object({

@@ -33,6 +33,10 @@ const PG_UNIQUE_VIOLATION = '23505';
 /** The partial unique index on the gateway path of live deployments (migration deployment_route_key). */
 const ROUTE_KEY_INDEX = 'deployments_route_key_live';
 
+/** Secret names by ciphertext (see `secretsForView`); values are never kept. Bounded, oldest dropped first. */
+const secretNamesByCiphertext = new Map<string, Secret[]>();
+const SECRET_NAMES_CACHE_ENTRIES = 10_000;
+
 export class DeploymentService {
   constructor(private readonly deps: DeploymentServiceDeps) {}
 
@@ -105,9 +109,10 @@ export class DeploymentService {
   }
 
   async get(tenantId: string, deploymentId: string): Promise<Record<string, unknown>> {
-    const deployment = await new DeploymentRepository(this.deps.db).find(tenantId, deploymentId);
-    if (!deployment) throw deploymentNotFound(deploymentId);
-    return this.view(deployment);
+    const found = await new DeploymentRepository(this.deps.db).findWithLatestRevision(tenantId, deploymentId);
+    if (!found) throw deploymentNotFound(deploymentId);
+    const { deployment, latest } = found;
+    return deploymentView(deployment, latest, latest ? this.secretsForView(latest) : [], this.deps.config.unusedAfterDays);
   }
 
   async list(tenantId: string, filters: { nameContains?: string; status?: string; limit: number; offset: number }) {
@@ -143,10 +148,15 @@ export class DeploymentService {
       const revisionPatch = Object.fromEntries(
         Object.entries(request.source_revision_config ?? {}).filter(([, value]) => value !== null && value !== undefined),
       ) as SourceRevisionConfig;
+      // What is built changes with the install and build commands: a fixed command must build again (CONTRACT §2.2).
+      const buildChanged = (['install_command', 'build_command'] as const).some(
+        (field) => (sourceConfig[field] ?? null) !== (deployment.sourceConfig[field] ?? null),
+      );
       const needsRevision =
         Object.keys(revisionPatch).length > 0 ||
         (request.secrets !== undefined && request.secrets !== null) ||
-        Boolean(patchConfig.resource_spec);
+        Boolean(patchConfig.resource_spec) ||
+        buildChanged;
 
       await deployments.update(deploymentId, {
         sourceConfig,
@@ -206,6 +216,20 @@ export class DeploymentService {
     pokeOutboxRelays();
   }
 
+  /**
+   * The revision's secrets with their values blanked, for responses (which show them masked). Remembered by the
+   * stored ciphertext, which never changes for a revision, so polling a revision decrypts nothing.
+   */
+  secretsForView(revision: RevisionRecord): Secret[] {
+    const cached = secretNamesByCiphertext.get(revision.secretsEncrypted);
+    if (cached) return cached;
+    const names = this.decryptSecrets(revision).map((secret) => ({ name: secret.name, value: '' }));
+    if (secretNamesByCiphertext.size >= SECRET_NAMES_CACHE_ENTRIES)
+      secretNamesByCiphertext.delete(secretNamesByCiphertext.keys().next().value as string);
+    secretNamesByCiphertext.set(revision.secretsEncrypted, names);
+    return names;
+  }
+
   decryptSecrets(revision: RevisionRecord): Secret[] {
     return JSON.parse(this.deps.secretBox.decrypt(revision.secretsEncrypted)) as Secret[];
   }
@@ -214,7 +238,7 @@ export class DeploymentService {
     const latest = deployment.latestRevisionId
       ? await new RevisionRepository(this.deps.db).find(deployment.id, deployment.latestRevisionId)
       : null;
-    return deploymentView(deployment, latest, latest ? this.decryptSecrets(latest) : [], this.deps.config.unusedAfterDays);
+    return deploymentView(deployment, latest, latest ? this.secretsForView(latest) : [], this.deps.config.unusedAfterDays);
   }
 
   private async addRevision(

@@ -1,7 +1,6 @@
 /** Response shapes of deployments and revisions (snake_case, secrets masked). */
 import type { DeploymentRecord } from '../db/repositories/deployments';
 import type { RevisionRecord } from '../db/repositories/revisions';
-import type { RevisionStatusView } from '../../workflows/messages';
 import { MASKED_SECRET, type Secret } from './schemas';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -42,21 +41,16 @@ export function deploymentView(
   };
 }
 
-export function revisionView(
-  revision: RevisionRecord,
-  secrets: Secret[],
-  live: RevisionStatusView | null,
-): Record<string, unknown> {
-  const status = live?.status ?? revision.status;
+export function revisionView(revision: RevisionRecord, secrets: Secret[]): Record<string, unknown> {
   return {
     id: revision.id,
     deployment_id: revision.deploymentId,
     number: revision.number,
-    status,
-    status_message: live ? live.statusMessage : revision.statusMessage,
+    status: revision.status,
+    status_message: revision.statusMessage,
     source: revision.source,
     source_config: { ...emptySourceConfig(), ...revision.sourceConfig },
-    source_revision_config: revisionConfigView(revision, live?.repoCommitSha),
+    source_revision_config: revisionConfigView(revision),
     secrets: maskSecrets(secrets),
     redeployed_from_revision_id: revision.redeployedFromRevisionId,
     created_at: revision.createdAt.toISOString(),
@@ -68,13 +62,13 @@ function customUrl(deployment: DeploymentRecord): string | null {
   return deployment.source === 'codehost' ? deployment.url : (deployment.sourceConfig.custom_url ?? null);
 }
 
-function revisionConfigView(revision: RevisionRecord | null, liveSha?: string | null): Record<string, unknown> {
+function revisionConfigView(revision: RevisionRecord | null): Record<string, unknown> {
   const config = revision?.sourceRevisionConfig ?? {};
   return {
     repo_ref: config.repo_ref ?? null,
     graphx_config_path: config.graphx_config_path ?? null,
     image_uri: config.image_uri ?? null,
-    repo_commit_sha: liveSha ?? revision?.repoCommitSha ?? null,
+    repo_commit_sha: revision?.repoCommitSha ?? null,
   };
 }
 

@@ -36,7 +36,7 @@ export function graphxJsonEnv(configFile: string): Record<string, string> {
   } catch {
     return {};
   }
-  if (parsed.env && typeof parsed.env === 'object') {
+  if (parsed.env && typeof parsed.env === 'object' && !Array.isArray(parsed.env)) {
     return Object.fromEntries(Object.entries(parsed.env as Record<string, unknown>).map(([key, value]) => [key, String(value)]));
   }
   if (typeof parsed.env === 'string') {

@@ -7,6 +7,8 @@ import path from 'node:path';
 import { parseEnv } from 'node:util';
 import Joi from 'joi';
 import { ConfigError } from '../config';
+import { logger } from '../logger';
+import { missingEnvFileWarning } from './configKeys';
 
 export interface ModuleExportRef {
   /** Absolute path of the module file. */
@@ -36,7 +38,12 @@ const schema = Joi.object({
     )
     .min(1)
     .required(),
-  env: Joi.alternatives(Joi.object().pattern(/.*/, Joi.alternatives(Joi.string(), Joi.number(), Joi.boolean())), Joi.string()),
+  env: Joi.alternatives(
+    Joi.object().pattern(/.*/, Joi.alternatives(Joi.string(), Joi.number(), Joi.boolean())),
+    Joi.string(),
+    // langgraph-cli's list of names to pass through: their values come from the deployment's secrets here.
+    Joi.array().items(Joi.string()),
+  ),
   auth: Joi.object({ path: exportRef.required() }).unknown(true),
 }).unknown(true);
 
@@ -47,10 +54,14 @@ function parseRef(ref: string, appDir: string): ModuleExportRef {
 }
 
 function readEnv(env: unknown, appDir: string): Record<string, string> {
-  if (env === undefined) return {};
+  if (env === undefined || Array.isArray(env)) return {};
   if (typeof env === 'string') {
     const file = path.resolve(appDir, env);
-    if (!fs.existsSync(file)) throw new ConfigError(`graphx.json: env file ${env} not found`);
+    if (!fs.existsSync(file)) {
+      // As the LangGraph JS dev server does: the starters git-ignore `.env`, so a deployment has none.
+      logger.warn(missingEnvFileWarning({ env }, appDir) as string);
+      return {};
+    }
     return parseEnv(fs.readFileSync(file, 'utf8')) as Record<string, string>;
   }
   return Object.fromEntries(Object.entries(env as Record<string, unknown>).map(([key, value]) => [key, String(value)]));

@@ -3,8 +3,9 @@
  * environment) and `graphx dev` (one application directory alone, embedded PostgreSQL, no control plane).
  */
 import path from 'node:path';
-import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../db/embeddedPostgres';
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../os/embeddedPostgres';
 import { logger } from '../logger';
+import { loadAppConfig } from './appConfig';
 import { startRuntime, type RunningRuntime } from './server';
 import { runtimeSettingsFromEnv, runtimeWorkersFromEnv } from './settings';
 import { servesHere, superviseWorkers } from './workers';
@@ -54,6 +55,8 @@ export async function runRuntimeFromEnv(): Promise<void> {
  */
 export async function runDev(options: { configPath: string; port: number; host: string }): Promise<void> {
   const configPath = path.resolve(options.configPath);
+  // Validated before any side effect: a wrong path must not first initialise a PostgreSQL cluster next to it.
+  loadAppConfig(configPath);
   const workers = runtimeWorkersFromEnv();
   let embedded: EmbeddedPostgresHandle | null = null;
   let databaseUri = process.env.DATABASE_URI;

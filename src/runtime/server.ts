@@ -42,7 +42,8 @@ import { RunStore } from './storage/runStore';
 import { webhookDeliverer } from './recording/webhook';
 import { runTuningFromEnv } from './settings';
 import { ensureRuntimeSchema } from './storage/schema';
-import { TrackedPostgresSaver } from './storage/trackedCheckpointer';
+import { createTrackedPostgresSaver } from './storage/trackedCheckpointer';
+import { packageModuleKind } from './typeScriptModules';
 import { ThreadLeases } from './storage/threadLeases';
 import { ThreadStore } from './storage/threadStore';
 
@@ -98,7 +99,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
 
   const pool = new Pool({ connectionString: options.databaseUri, max: 20 });
   pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
-  const checkpointer = new TrackedPostgresSaver(pool);
+  const checkpointer = await createTrackedPostgresSaver(pool, packageModuleKind(appConfig.appDir));
   // The store keeps its own small pool (the library builds it); TTL sweeps run in every instance, harmlessly.
   const store = new PostgresStore({
     connectionOptions: { connectionString: options.databaseUri, max: 5 },

@@ -30,5 +30,5 @@ export interface DeploymentTarget {
   /** After a restart of the stack: brings back the instances of every deployment with an active revision. */
   restoreActiveInstances(): Promise<void>;
   /** Stops every instance this process started or adopted (shutdown). */
-  stopAll(): Promise<void>;
+  stopAll(graceMs?: number): Promise<void>;
 }

@@ -2,18 +2,23 @@
  * Starts the real Temporal dev server (`temporal server start-dev`, SQLite persistence, Web UI) as a child process,
  * with our search attributes registered, and waits until its frontend answers a gRPC call.
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../workflows/messages';
 import { projectRoot } from '../config';
 import { waitFor } from '../net/ports';
+import { startSupervisedChild } from '../os/supervisedChild';
 
 export interface TemporalDevServer {
   address: string;
   uiUrl: string | null;
+  /** Pid of the running server (it leads its own process group). */
+  pid: () => number | undefined;
   stop: () => Promise<void>;
+  /** SIGKILL at once. */
+  kill: () => void;
 }
 
 export interface DevServerOptions {
@@ -24,6 +29,10 @@ export interface DevServerOptions {
   namespace: string;
   cliPath?: string | null;
   logFile?: string;
+  /** Restart the server when it dies on its own (default true). */
+  supervise?: boolean;
+  /** Extra environment (the stack names its data dir there, so its processes can be found). */
+  env?: Record<string, string>;
 }
 
 export class TemporalCliNotFoundError extends Error {
@@ -50,7 +59,7 @@ export function findTemporalCli(configured?: string | null): string {
   );
 }
 
-/** Starts the dev server and resolves once it serves requests. */
+/** Starts the dev server (in its own session, supervised unless `supervise: false`) and resolves once it serves. */
 export async function startTemporalDevServer(options: DevServerOptions): Promise<TemporalDevServer> {
   const cli = findTemporalCli(options.cliPath);
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--namespace', options.namespace];
@@ -60,43 +69,45 @@ export async function startTemporalDevServer(options: DevServerOptions): Promise
   for (const name of SEARCH_ATTRIBUTE_NAMES) args.push('--search-attribute', `${name}=Keyword`);
   args.push('--log-level', 'error');
 
-  const logStream = options.logFile ? fs.openSync(options.logFile, 'a') : 'ignore';
-  const child: ChildProcess = spawn(cli, args, { stdio: ['ignore', logStream, logStream] });
-  let exited = false;
-  const exitPromise = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
-
   const address = `127.0.0.1:${options.port}`;
-  try {
-    await waitFor(
-      `the Temporal dev server on ${address}`,
-      async () => {
-        if (exited) throw new Error(`temporal server exited early (see ${options.logFile ?? 'its output'})`);
-        const connection = await Connection.connect({ address, connectTimeout: 1000 });
-        try {
-          await connection.workflowService.getSystemInfo({});
-          return true;
-        } finally {
-          await connection.close();
-        }
-      },
-      120_000,
-      200,
-    );
-  } catch (error) {
-    child.kill('SIGKILL');
-    const tail = options.logFile && fs.existsSync(options.logFile) ? fs.readFileSync(options.logFile, 'utf8').slice(-2000) : '';
-    throw new Error(`${(error as Error).message}${tail ? `\nLast lines of ${options.logFile}:\n${tail}` : ''}`);
-  }
-
+  const server = await startSupervisedChild({
+    name: 'the Temporal dev server',
+    command: cli,
+    args,
+    logFile: options.logFile,
+    spawnOptions: { env: { ...process.env, ...options.env } },
+    stopSignal: 'SIGTERM',
+    supervise: options.supervise,
+    waitReady: async (_child, exited) => {
+      try {
+        await waitFor(
+          `the Temporal dev server on ${address}`,
+          async () => {
+            if (exited()) throw new Error(`temporal server exited early (see ${options.logFile ?? 'its output'})`);
+            const connection = await Connection.connect({ address, connectTimeout: 1000 });
+            try {
+              await connection.workflowService.getSystemInfo({});
+              return true;
+            } finally {
+              await connection.close();
+            }
+          },
+          120_000,
+          200,
+        );
+      } catch (error) {
+        const tail =
+          options.logFile && fs.existsSync(options.logFile) ? fs.readFileSync(options.logFile, 'utf8').slice(-2000) : '';
+        throw new Error(`${(error as Error).message}${tail ? `\nLast lines of ${options.logFile}:\n${tail}` : ''}`);
+      }
+    },
+  });
+  const running = server;
   return {
     address,
     uiUrl: options.uiPort ? `http://127.0.0.1:${options.uiPort}` : null,
-    stop: async () => {
-      if (exited) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exitPromise;
-      clearTimeout(timer);
-    },
+    pid: running.pid,
+    stop: () => running.stop(10_000),
+    kill: running.kill,
   };
 }

@@ -10,6 +10,7 @@ import { createDb, migrateToLatest } from '../../src/db/knex';
 import { findFreePort } from '../../src/net/ports';
 import { startTemporalDevServer } from '../../src/temporal/devServer';
 import { WORKFLOWS_PATH } from '../../src/worker';
+import { testPostgres } from './testPostgres';
 
 const ADMIN_URL = process.env.GRAPHX_TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -19,11 +20,13 @@ export default async function globalSetup(): Promise<void> {
   fs.mkdirSync(runDir, { recursive: true });
 
   const databaseName = `graphx_test_${runId}`;
-  const admin = new PgClient({ connectionString: ADMIN_URL });
+  const { adminUrl, embedded } = await testPostgres(process.env.GRAPHX_TEST_PG_ADMIN_URL ? null : ADMIN_URL, runDir);
+  (globalThis as Record<string, unknown>).__graphxEmbeddedPostgres = embedded;
+  const admin = new PgClient({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE "${databaseName}"`);
   await admin.end();
-  const databaseUrl = ADMIN_URL.replace(/\/[^/]*$/, `/${databaseName}`);
+  const databaseUrl = adminUrl.replace(/\/[^/]*$/, `/${databaseName}`);
   const db = createDb(databaseUrl);
   await migrateToLatest(db);
   await db.destroy();
@@ -35,6 +38,8 @@ export default async function globalSetup(): Promise<void> {
       uiPort: null,
       namespace: 'default',
       logFile: path.join(runDir, 'temporal.log'),
+      // In memory: a restarted server would have lost the run's workflows, so a crash fails the run instead.
+      supervise: false,
     }),
     bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') }),
   ]);
@@ -44,7 +49,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.GRAPHX_TEST_RUN_DIR = runDir;
   process.env.GRAPHX_TEST_DATABASE_URL = databaseUrl;
   process.env.GRAPHX_TEST_DATABASE_NAME = databaseName;
-  process.env.GRAPHX_TEST_PG_ADMIN_URL = ADMIN_URL;
+  process.env.GRAPHX_TEST_PG_ADMIN_URL = adminUrl;
   process.env.GRAPHX_TEST_TEMPORAL_ADDRESS = temporal.address;
   process.env.GRAPHX_TEST_WORKFLOW_BUNDLE = bundlePath;
   (globalThis as Record<string, unknown>).__graphxTemporal = temporal;

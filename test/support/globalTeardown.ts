@@ -3,6 +3,9 @@
  * run's pipelines provisioned but did not delete: a test run leaves no process and no database behind.
  */
 import fs from 'node:fs';
+import path from 'node:path';
+import type { EmbeddedPostgresHandle } from '../../src/os/embeddedPostgres';
+import { removeRelocatedCluster } from '../../src/os/postgresPlacement';
 import { createDb } from '../../src/db/knex';
 import { dropDeploymentDatabase } from '../../src/pipeline/deploymentDatabase';
 import type { TemporalDevServer } from '../../src/temporal/devServer';
@@ -23,7 +26,10 @@ export default async function globalTeardown(): Promise<void> {
   } finally {
     await admin.destroy();
   }
+  const embedded = (globalThis as Record<string, unknown>).__graphxEmbeddedPostgres as EmbeddedPostgresHandle | undefined;
+  await embedded?.stop();
   if (process.env.GRAPHX_TEST_RUN_DIR && !process.env.GRAPHX_KEEP_TEST_DATA) {
+    if (embedded) removeRelocatedCluster(path.join(process.env.GRAPHX_TEST_RUN_DIR, 'embedded-postgres'));
     fs.rmSync(process.env.GRAPHX_TEST_RUN_DIR, { recursive: true, force: true });
   }
 }

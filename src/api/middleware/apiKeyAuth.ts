@@ -5,6 +5,7 @@
 import type Koa from 'koa';
 import { UnauthorizedError } from '../../errors';
 import type { ApiKeyRepository } from '../../db/repositories/apiKeys';
+import { hashToken } from '../../security/secretBox';
 
 export type AuthMode = 'apiKey' | 'none' | 'service';
 
@@ -21,18 +22,34 @@ export function tenantOf(ctx: Koa.ParameterizedContext): AuthenticatedTenant {
   return tenant;
 }
 
-/** Resolves the key to its tenant, or throws 401. */
+/** How long a valid key's tenant is remembered: a key revoked in the database stops working within this. */
+export const API_KEY_CACHE_MS = 10_000;
+const API_KEY_CACHE_ENTRIES = 10_000;
+
+/**
+ * Resolves the key to its tenant, or throws 401. Valid keys are remembered for API_KEY_CACHE_MS (by their SHA-256,
+ * never the key), so a CI job polling every second costs one database read per request, not two; refusals are not
+ * remembered, so a key that was just created works at once.
+ */
 export function requireApiKey(apiKeys: ApiKeyRepository): Koa.Middleware {
+  const cache = new Map<string, { tenant: AuthenticatedTenant; until: number }>();
   return async (ctx, next) => {
     const key = ctx.get('X-Api-Key');
     if (!key) throw new UnauthorizedError('Missing X-Api-Key header.');
-    const found = await apiKeys.findByKey(key);
-    if (!found) throw new UnauthorizedError('Invalid API key.');
-    ctx.state.tenant = {
-      tenantId: found.tenantId,
-      tenantName: found.tenantName,
-      owner: found.owner,
-    } satisfies AuthenticatedTenant;
+    const digest = hashToken(key);
+    const cached = cache.get(digest);
+    if (cached && cached.until > Date.now()) {
+      ctx.state.tenant = cached.tenant;
+    } else {
+      const found = await apiKeys.findByKey(key);
+      if (!found) throw new UnauthorizedError('Invalid API key.');
+      const tenant: AuthenticatedTenant = { tenantId: found.tenantId, tenantName: found.tenantName, owner: found.owner };
+      // Map keeps insertion order: dropping the first entry drops the oldest.
+      if (cache.size >= API_KEY_CACHE_ENTRIES) cache.delete(cache.keys().next().value as string);
+      cache.delete(digest);
+      cache.set(digest, { tenant, until: Date.now() + API_KEY_CACHE_MS });
+      ctx.state.tenant = tenant;
+    }
     await next();
   };
 }

@@ -3,7 +3,8 @@ import type Router from '@koa/router';
 import Joi from 'joi';
 import { RevisionService } from '../../deployments/revisionService';
 import { DeploymentService } from '../../deployments/service';
-import { deploymentIdParams, listRevisionsQuery, logsQuery, revisionParams } from '../../deployments/schemas';
+import { RevisionStatusWatch } from '../../deployments/revisionStatusWatch';
+import { deploymentIdParams, getRevisionQuery, listRevisionsQuery, logsQuery, revisionParams } from '../../deployments/schemas';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/apiKeyAuth';
 import type { RouteRegistry } from '../routeKit';
@@ -14,6 +15,7 @@ type LogsQuery = { order: 'asc' | 'desc'; limit: number; offset: number };
 
 export function registerRevisionRoutes(router: Router, registry: RouteRegistry, deps: ApiDeps): void {
   const service = new RevisionService(deps, new DeploymentService(deps));
+  const watch = new RevisionStatusWatch(deps.db);
   const tags = ['revisions'];
 
   registry.add<{ deploymentId: string }, { limit: number; offset: number; status?: string }, unknown>(
@@ -36,18 +38,32 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
     },
   );
 
-  registry.add<RevisionPath, unknown, unknown>(
+  registry.add<RevisionPath, { wait_for_change_from?: string; timeout: number }, unknown>(
     router,
     {
       method: 'get',
       path: '/v2/deployments/:deploymentId/revisions/:revisionId',
-      summary: 'Get a revision (poll its status until DEPLOYED)',
+      summary: 'Get a revision; with wait_for_change_from, held until its status changes (long poll)',
       tags,
       params: revisionParams,
+      query: getRevisionQuery,
       responses: { 200: { description: 'Revision' }, 404: { description: 'Not found', schema: detail } },
     },
-    async (ctx, { params }) => {
-      ctx.body = await service.get(tenantOf(ctx).tenantId, params.deploymentId, params.revisionId);
+    async (ctx, { params, query }) => {
+      const tenantId = tenantOf(ctx).tenantId;
+      if (!query.wait_for_change_from) {
+        ctx.body = await service.get(tenantId, params.deploymentId, params.revisionId);
+        return;
+      }
+      const gone = new AbortController();
+      // The response's close (not the request's: that fires once a GET is read) tells that the client left.
+      ctx.res.once('close', () => gone.abort());
+      ctx.body = await service.getWhenChanged(tenantId, params.deploymentId, params.revisionId, {
+        fromStatus: query.wait_for_change_from,
+        timeoutMs: query.timeout * 1000,
+        watch,
+        abort: gone.signal,
+      });
     },
   );
 

@@ -2,7 +2,27 @@
 import type { DbOrTx } from '../knex';
 import { ConflictError } from '../../errors';
 import type { DeploymentStatus } from '../../../workflows/messages';
+import { toRevision, type RevisionRecord } from './revisions';
 import type { SourceConfig } from './sourceConfig';
+
+/** The columns `toRevision` reads, selected under a prefix where a query also reads `deployments.*`. */
+const REVISION_COLUMNS = [
+  'id',
+  'deployment_id',
+  'tenant_id',
+  'number',
+  'status',
+  'status_message',
+  'failed_step',
+  'source',
+  'source_config',
+  'source_revision_config',
+  'secrets_encrypted',
+  'repo_commit_sha',
+  'redeployed_from_revision_id',
+  'created_at',
+  'updated_at',
+];
 
 export interface DeploymentRecord {
   id: string;
@@ -78,6 +98,21 @@ export class DeploymentRepository {
     if (options.forUpdate) query.forUpdate();
     const row = await query;
     return row ? toDeployment(row) : null;
+  }
+
+  /** A live deployment with its latest revision, in one query (GET deployment, which CI polls). */
+  async findWithLatestRevision(
+    tenantId: string,
+    id: string,
+  ): Promise<{ deployment: DeploymentRecord; latest: RevisionRecord | null } | null> {
+    const row = await this.db('deployments')
+      .leftJoin('revisions', 'revisions.id', 'deployments.latest_revision_id')
+      .where({ 'deployments.id': id, 'deployments.tenant_id': tenantId })
+      .whereNull('deployments.deleted_at')
+      .first('deployments.*', ...REVISION_COLUMNS.map((column) => `revisions.${column} as latest__${column}`));
+    if (!row) return null;
+    const latest = Object.fromEntries(REVISION_COLUMNS.map((column) => [column, row[`latest__${column}`]]));
+    return { deployment: toDeployment(row), latest: latest.id ? toRevision(latest) : null };
   }
 
   /** The gateway path for a new deployment: its name, unless another tenant's live deployment already holds it. */

@@ -96,6 +96,48 @@ export class RevisionRepository {
     return rows.map(toRevision);
   }
 
+  /**
+   * A revision of a live deployment of `tenantId`, in one query (the reads CI polls). Null when either is missing;
+   * the caller tells which.
+   */
+  async findOfTenant(tenantId: string, deploymentId: string, id: string): Promise<RevisionRecord | null> {
+    const row = await this.ofLiveDeployment(tenantId)
+      .where({ 'revisions.id': id, 'revisions.deployment_id': deploymentId })
+      .first('revisions.*');
+    return row ? toRevision(row) : null;
+  }
+
+  /** `list` restricted to a live deployment of `tenantId`, in one query; an empty page may mean no such deployment. */
+  async listOfTenant(
+    tenantId: string,
+    deploymentId: string,
+    filters: { statuses?: string[]; limit: number; offset: number },
+  ): Promise<RevisionRecord[]> {
+    const query = this.ofLiveDeployment(tenantId).where('revisions.deployment_id', deploymentId);
+    if (filters.statuses?.length) query.whereIn('revisions.status', filters.statuses);
+    const rows = await query
+      .orderBy('revisions.number', 'desc')
+      .limit(filters.limit)
+      .offset(filters.offset)
+      .select('revisions.*');
+    return rows.map(toRevision);
+  }
+
+  /** The current status of each revision in `ids` that exists (the long poll's one shared read). */
+  async statusesOf(ids: string[]): Promise<Map<string, RevisionStatus>> {
+    const rows: Array<{ id: string; status: RevisionStatus }> = await this.db('revisions')
+      .whereIn('id', ids)
+      .select('id', 'status');
+    return new Map(rows.map((row) => [row.id, row.status]));
+  }
+
+  private ofLiveDeployment(tenantId: string) {
+    return this.db('revisions')
+      .join('deployments', 'deployments.id', 'revisions.deployment_id')
+      .where('deployments.tenant_id', tenantId)
+      .whereNull('deployments.deleted_at');
+  }
+
   async logs(revisionId: string, options: { order: 'asc' | 'desc'; limit: number; offset: number }): Promise<LogLine[]> {
     const rows = await this.db('revision_logs')
       .where({ revision_id: revisionId })

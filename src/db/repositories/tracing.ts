@@ -114,7 +114,10 @@ export class TracingRepository {
     return created.id;
   }
 
-  /** Inserts or updates run records (idempotent on run id, never moving a run to another project). */
+  /**
+   * Inserts or updates run records (idempotent on run id). An update applies only to a run of this same project: a
+   * run id that belongs to another project (another deployment, maybe another tenant) is left exactly as it is.
+   */
   async upsertRuns(projectId: string, runs: TracingRunRow[]): Promise<void> {
     if (runs.length === 0) return;
     await this.db('tracing_runs')
@@ -134,7 +137,8 @@ export class TracingRepository {
         })),
       )
       .onConflict('id')
-      .merge(['status', 'end_time', 'latency_ms', 'error', 'outputs']);
+      .merge(['status', 'end_time', 'latency_ms', 'error', 'outputs'])
+      .where('tracing_runs.project_id', projectId);
   }
 
   /** Marks the deployment as used (drives the UNUSED status). */

@@ -5,50 +5,76 @@
  * first waits for those writes, or a checkpoint of the stopped run would land afterwards.
  */
 import type { RunnableConfig } from '@langchain/core/runnables';
-import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+import type * as CheckpointPostgres from '@langchain/langgraph-checkpoint-postgres';
+import type { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+import type { Pool } from 'pg';
 
-export class TrackedPostgresSaver extends PostgresSaver {
-  private readonly inFlight = new Map<string, Set<Promise<unknown>>>();
-  private versionSequence = 0;
-
-  /**
-   * Channel versions unique per write, still numbers that grow. The library's default (previous + 1) gives a
-   * fork (a run from an earlier checkpoint) the same version numbers the abandoned branch used, and the saver
-   * stores blobs by (thread, channel, version) keeping the first: the fork would read the other branch's values.
-   * Microseconds since the epoch stay below 2^53 and exceed any version of a thread written before this change.
-   */
-  override getNextVersion(current: number | undefined): number {
-    this.versionSequence = (this.versionSequence + 1) % 1000;
-    return Math.max((current ?? 0) + 1, Date.now() * 1000 + this.versionSequence);
-  }
-
-  override put(...args: Parameters<PostgresSaver['put']>): ReturnType<PostgresSaver['put']> {
-    return this.track(args[0], super.put(...args));
-  }
-
-  override putWrites(...args: Parameters<PostgresSaver['putWrites']>): ReturnType<PostgresSaver['putWrites']> {
-    return this.track(args[0], super.putWrites(...args));
-  }
-
+/** A PostgresSaver that knows its writes in flight. */
+export interface TrackedPostgresSaver extends PostgresSaver {
   /** Resolves once no write for `threadId` is in flight (writes started meanwhile are waited for too). */
-  async settled(threadId: string): Promise<void> {
-    for (let pending = this.inFlight.get(threadId); pending && pending.size > 0; pending = this.inFlight.get(threadId)) {
-      await Promise.allSettled([...pending]);
-    }
-  }
+  settled(threadId: string): Promise<void>;
+}
 
-  private track<T>(config: RunnableConfig, write: Promise<T>): Promise<T> {
-    const threadId = config.configurable?.thread_id as string | undefined;
-    if (!threadId) return write;
-    const pending = this.inFlight.get(threadId) ?? new Set<Promise<unknown>>();
-    this.inFlight.set(threadId, pending);
-    // Settles either way and never rejects: the caller of put/putWrites handles the write's own failure.
-    const forget = () => {
-      pending.delete(done);
-      if (pending.size === 0 && this.inFlight.get(threadId) === pending) this.inFlight.delete(threadId);
-    };
-    const done: Promise<void> = write.then(forget, forget);
-    pending.add(done);
-    return write;
-  }
+// A real dynamic import even where TypeScript compiles `import()` to `require()` (CommonJS output).
+const dynamicImport = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<any>;
+
+/**
+ * The checkpointer on `pool`, loaded as the application's modules are (`moduleKind`: ES or CommonJS). Node keeps a
+ * package's CommonJS and ES builds apart, so loading the other kind than the graphs do costs a second
+ * `@langchain/core` (+36 MB RSS) whenever the application resolves our packages (`graphx dev` of a folder in ours).
+ */
+export async function createTrackedPostgresSaver(pool: Pool, moduleKind: 'module' | 'commonjs'): Promise<TrackedPostgresSaver> {
+  const specifier = '@langchain/langgraph-checkpoint-postgres';
+  const { PostgresSaver: Saver } = (
+    moduleKind === 'module' ? await dynamicImport(specifier) : require(specifier)
+  ) as typeof CheckpointPostgres;
+  return new (trackedClass(Saver))(pool);
+}
+
+function trackedClass(Saver: typeof PostgresSaver) {
+  return class extends Saver implements TrackedPostgresSaver {
+    private readonly inFlight = new Map<string, Set<Promise<unknown>>>();
+    private versionSequence = 0;
+
+    /**
+     * Channel versions unique per write, still numbers that grow. The library's default (previous + 1) gives a
+     * fork (a run from an earlier checkpoint) the same version numbers the abandoned branch used, and the saver
+     * stores blobs by (thread, channel, version) keeping the first: the fork would read the other branch's values.
+     * Microseconds since the epoch stay below 2^53 and exceed any version of a thread written before this change.
+     */
+    override getNextVersion(current: number | undefined): number {
+      this.versionSequence = (this.versionSequence + 1) % 1000;
+      return Math.max((current ?? 0) + 1, Date.now() * 1000 + this.versionSequence);
+    }
+
+    override put(...args: Parameters<PostgresSaver['put']>): ReturnType<PostgresSaver['put']> {
+      return this.track(args[0], super.put(...args));
+    }
+
+    override putWrites(...args: Parameters<PostgresSaver['putWrites']>): ReturnType<PostgresSaver['putWrites']> {
+      return this.track(args[0], super.putWrites(...args));
+    }
+
+    /** Resolves once no write for `threadId` is in flight (writes started meanwhile are waited for too). */
+    async settled(threadId: string): Promise<void> {
+      for (let pending = this.inFlight.get(threadId); pending && pending.size > 0; pending = this.inFlight.get(threadId)) {
+        await Promise.allSettled([...pending]);
+      }
+    }
+
+    private track<T>(config: RunnableConfig, write: Promise<T>): Promise<T> {
+      const threadId = config.configurable?.thread_id as string | undefined;
+      if (!threadId) return write;
+      const pending = this.inFlight.get(threadId) ?? new Set<Promise<unknown>>();
+      this.inFlight.set(threadId, pending);
+      // Settles either way and never rejects: the caller of put/putWrites handles the write's own failure.
+      const forget = () => {
+        pending.delete(done);
+        if (pending.size === 0 && this.inFlight.get(threadId) === pending) this.inFlight.delete(threadId);
+      };
+      const done: Promise<void> = write.then(forget, forget);
+      pending.add(done);
+      return write;
+    }
+  };
 }

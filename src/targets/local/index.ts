@@ -12,6 +12,7 @@ import { controlPlaneDatabaseUrl } from '../../pipeline/deploymentDatabase';
 import { startGateway } from './gateway';
 import { RUNTIME_COMMAND, type InstanceCommand } from '../../pipeline/runtimeEnv';
 import { InstanceManager } from './instances';
+import { stopGroup } from '../../os/processes';
 import {
   drainOldInstances,
   ensureRevisionInstances,
@@ -202,13 +203,18 @@ export class LocalTarget implements DeploymentTarget {
     );
   }
 
-  /** Stops every instance this process started or adopted. */
-  async stopAll(): Promise<void> {
+  /**
+   * Stops every instance this process started or adopted, and hurries those already being stopped (a drain of a
+   * rollout in progress waits up to its own timeout): each gets `graceMs`, then SIGKILL.
+   */
+  async stopAll(graceMs = 10_000): Promise<void> {
     const ids = this.instances.supervisedIds();
+    const hurried = this.instances.stoppingRows().map((row) => (row.pid ? stopGroup(row.pid, graceMs) : Promise.resolve()));
     if (ids.length > 0) {
       const rows: InstanceRow[] = await this.options.db('local_instances').whereIn('id', ids).whereNot({ status: 'stopped' });
-      await Promise.all(rows.map((row) => this.instances.stop(row, 10_000)));
+      await Promise.all(rows.map((row) => this.instances.stop(row, graceMs)));
     }
+    await Promise.all(hurried);
     this.instances.close();
   }
 }

@@ -15,6 +15,7 @@ import { hashToken, type SecretBox } from '../../security/secretBox';
 import { findFreePort } from '../../net/ports';
 import { deploymentDatabaseUri } from '../../pipeline/deploymentDatabase';
 import { instanceEnvironment, type InstanceCommand } from '../../pipeline/runtimeEnv';
+import { trackGroup, untrackGroup } from '../../os/ownedGroups';
 import { isProcessAlive, stopGroup } from '../../os/processes';
 import { graphxConfigFile, type RevisionSpec } from '../../pipeline/revisionSpec';
 import type { InstanceRow } from './instanceRows';
@@ -34,6 +35,8 @@ export interface InstanceDeps {
 /** Starts instances, copies their output, stops them. Tracks the ones this process supervises. */
 export class InstanceManager {
   private readonly supervised = new Map<string, InstanceRow>();
+  /** Instances being stopped (a drain may wait up to its timeout): a shutdown of the stack hurries them. */
+  private readonly stopping = new Map<string, InstanceRow>();
   private readonly copying = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | null = null;
   private ticks = 0;
@@ -90,6 +93,7 @@ export class InstanceManager {
       child.on('error', () => {});
       child.unref();
       row.pid = child.pid ?? null;
+      trackGroup(child.pid);
     } finally {
       fs.closeSync(stdout);
       fs.closeSync(stderr);
@@ -102,10 +106,16 @@ export class InstanceManager {
   /** Takes over copying the output of an instance another (maybe dead) process started. */
   supervise(row: InstanceRow): void {
     this.supervised.set(row.id, row);
+    trackGroup(row.pid ?? undefined);
     if (!this.timer) {
       this.timer = setInterval(() => void this.copyAll(), 500);
       this.timer.unref();
     }
+  }
+
+  /** Instances whose stop is under way (draining ones included). */
+  stoppingRows(): InstanceRow[] {
+    return [...this.stopping.values()];
   }
 
   /** Ids of the instances this process supervises. */
@@ -125,7 +135,13 @@ export class InstanceManager {
   async stop(row: InstanceRow, graceMs: number, onWait?: () => void): Promise<void> {
     // Forgotten first: an exit we caused must not look like a crash to the supervision loop.
     this.supervised.delete(row.id);
-    if (row.pid) await stopGroup(row.pid, graceMs, onWait);
+    this.stopping.set(row.id, row);
+    try {
+      if (row.pid) await stopGroup(row.pid, graceMs, onWait);
+    } finally {
+      this.stopping.delete(row.id);
+      untrackGroup(row.pid);
+    }
     await this.copyOutput(row).catch(() => {});
     const { db } = this.deps;
     await db.transaction(async (trx) => {

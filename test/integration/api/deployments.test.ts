@@ -262,6 +262,26 @@ describe('deployments API (CONTRACT §2.1–§2.3)', () => {
       expect(newest.source_revision_config).toMatchObject({ repo_ref: 'release', graphx_config_path: 'graphx.json' });
     });
 
+    it.each([
+      ['install_command', 'npm install --no-audit'],
+      ['build_command', 'npm run build'],
+    ])('makes a new revision when only source_config.%s changes, and none when it is sent unchanged', async (field, value) => {
+      const created = (await create(validBody(uniqueName()))).body;
+      const changed = await call()
+        .patch(`/v2/deployments/${created.id}`)
+        .set('X-Api-Key', key)
+        .send({ source_config: { [field]: value } });
+      expect(changed.status).toBe(200);
+      expect(changed.body.latest_revision_id).not.toBe(created.latest_revision_id);
+      const newest = await db('revisions').where({ id: changed.body.latest_revision_id }).first();
+      expect(newest.source_config[field]).toBe(value);
+      const repeated = await call()
+        .patch(`/v2/deployments/${created.id}`)
+        .set('X-Api-Key', key)
+        .send({ source_config: { [field]: value } });
+      expect(repeated.body.latest_revision_id).toBe(changed.body.latest_revision_id);
+    });
+
     it('changes no revision when only plain source_config fields change', async () => {
       const created = (await create(validBody(uniqueName()))).body;
       const response = await call()

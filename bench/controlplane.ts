@@ -1,0 +1,175 @@
+/**
+ * Control-plane reads that CI polls, at 32 keep-alive connections, side by side with a bare Koa + pg primary-key
+ * lookup on the same database: `GET /ok`, `GET deployment`, `GET revision`, `GET revisions` (a page of the newest).
+ * Rows are seeded directly (10 and then 10,000 deployments; then 500 revisions on each read deployment, with
+ * in-progress and failed statuses that once meant a workflow query each). No Temporal server runs: the reads do not
+ * use it (test/integration/api/revisionReads.test.ts checks that). Targets (issue 12): ≥ 70% of the bare lookup's
+ * req/s, p99 < 25 ms, flat across the scenarios. Prints figures; asserts nothing.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import Router from '@koa/router';
+import { Client as TemporalClient, Connection } from '@temporalio/client';
+import Koa from 'koa';
+import { Client as PgClient, Pool } from 'pg';
+import { createApp } from '../src/api/app';
+import { loadConfig } from '../src/config';
+import { createDb, migrateToLatest, type Db } from '../src/db/knex';
+import { loadSecretKey, SecretBox } from '../src/security/secretBox';
+import { measure, type LoadResult } from './loadGenerator';
+import { createTenant } from './support';
+
+const ADMIN_URL = process.env.GRAPHX_BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const CONNECTIONS = 32;
+const SECONDS = Number(process.env.BENCH_CONTROLPLANE_SECONDS ?? 3);
+const READ_DEPLOYMENTS = 10;
+const STATUSES = ['DEPLOYED', 'BUILD_FAILED', 'BUILDING', 'SKIPPED', 'DEPLOY_FAILED', 'QUEUED'];
+
+function listen(callback: http.RequestListener): Promise<http.Server> {
+  const server = http.createServer({ keepAliveTimeout: 30_000 }, callback);
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+const portOf = (server: http.Server) => (server.address() as AddressInfo).port;
+
+/** The baseline: the least a Koa server can do for such a read, one primary-key SELECT through a pg pool. */
+function bareApp(pool: Pool): Koa {
+  const app = new Koa();
+  const router = new Router();
+  router.get('/bare/:id', async (ctx) => {
+    const { rows } = await pool.query('SELECT id, name, status, url, latest_revision_id FROM deployments WHERE id = $1', [
+      ctx.params.id,
+    ]);
+    ctx.body = rows[0] ?? null;
+  });
+  app.use(router.routes());
+  return app;
+}
+
+/** Adds deployments `from..to` of `tenantId`, each with one DEPLOYED revision; returns nothing (ids read later). */
+async function seedDeployments(db: Db, tenantId: string, from: number, to: number, secrets: string): Promise<void> {
+  await db.raw(
+    `WITH created AS (
+       INSERT INTO deployments (id, tenant_id, name, route_key, source, source_config, status, latest_revision_id, url)
+       SELECT gen_random_uuid(), :tenantId, 'bench-' || g, 'bench-' || g, 'codehost',
+              '{"repo_url": "https://example.com/acme/agent.git"}', 'READY', gen_random_uuid(), 'http://127.0.0.1:8123/bench-' || g
+       FROM generate_series(:from::int, :to::int) g
+       RETURNING id, latest_revision_id)
+     INSERT INTO revisions (id, deployment_id, tenant_id, number, status, source, source_config, source_revision_config,
+                            secrets_encrypted)
+     SELECT latest_revision_id, id, :tenantId, 1, 'DEPLOYED', 'codehost', '{"repo_url": "https://example.com/acme/agent.git"}',
+            '{"repo_ref": "main", "graphx_config_path": "graphx.json"}', :secrets
+     FROM created`,
+    { tenantId, from, to, secrets },
+  );
+}
+
+/** Gives each read deployment `count` revisions in all, newest first in mixed statuses (in progress, failed, …). */
+async function seedRevisions(db: Db, deploymentIds: string[], count: number, secrets: string): Promise<void> {
+  await db.raw(
+    `INSERT INTO revisions (id, deployment_id, tenant_id, number, status, status_message, source, source_config,
+                            source_revision_config, secrets_encrypted)
+     SELECT gen_random_uuid(), d.id, d.tenant_id, g, (:statuses::text[])[1 + g % :statusCount], 'seeded', 'codehost',
+            d.source_config, '{"repo_ref": "main", "graphx_config_path": "graphx.json"}', :secrets
+     FROM deployments d, generate_series(2, :count::int) g
+     WHERE d.id = ANY(:ids::uuid[])`,
+    { statuses: STATUSES, statusCount: STATUSES.length, count, secrets, ids: deploymentIds },
+  );
+}
+
+const figures = (result: LoadResult) =>
+  `${result.requestsPerSecond.toFixed(0).padStart(6)} req/s  p50 ${result.p50Ms.toFixed(1).padStart(5)} ms  ` +
+  `p99 ${result.p99Ms.toFixed(1).padStart(5)} ms${result.errors ? ` (${result.errors} errors)` : ''}`;
+
+/** One line: the read, then the bare lookup measured just before it (the machine's load drifts) and the ratio. */
+const row = (label: string, result: LoadResult, bare: LoadResult) =>
+  `  ${label.padEnd(15)} ${figures(result)}   | bare ${figures(bare)}   ${(
+    (100 * result.requestsPerSecond) /
+    bare.requestsPerSecond
+  )
+    .toFixed(0)
+    .padStart(3)}%`;
+
+export async function benchControlPlane(): Promise<void> {
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-bench-controlplane-'));
+  const databaseName = `graphx_bench_cp_${Date.now().toString(36)}`;
+  const databaseUrl = ADMIN_URL.replace(/\/[^/]*$/, `/${databaseName}`);
+  const admin = new PgClient({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${databaseName}"`);
+  const config = loadConfig({}, { GRAPHX_DATA_DIR: workDir, DATABASE_URL: databaseUrl, GRAPHX_LOG_LEVEL: 'warn' });
+  const db = createDb(databaseUrl);
+  const pool = new Pool({ connectionString: databaseUrl, max: 10 });
+  // Never connected: the reads measured here make no Temporal call.
+  const temporal = new TemporalClient({ connection: Connection.lazy({ address: '127.0.0.1:1' }) });
+  const servers: http.Server[] = [];
+  try {
+    await migrateToLatest(db);
+    const secretBox = new SecretBox(loadSecretKey(config.secretKey, config.dataDir));
+    const secrets = secretBox.encrypt(JSON.stringify([{ name: 'OPENAI_API_KEY', value: 'sk-bench' }]));
+    const { tenantId, apiKey } = await createTenant(db);
+    const api = await listen(createApp({ config, db, secretBox, temporal }).callback());
+    const bare = await listen(bareApp(pool).callback());
+    servers.push(api, bare);
+
+    const readSet = async () =>
+      (await db('deployments')
+        .where({ tenant_id: tenantId })
+        .orderBy('id')
+        .limit(1000)
+        .select('id', 'latest_revision_id')) as Array<{
+        id: string;
+        latest_revision_id: string;
+      }>;
+    const run = async (label: string, targets: Array<{ id: string; latest_revision_id: string }>) => {
+      const load = (port: number, paths: string[]) =>
+        measure({
+          port,
+          paths,
+          headers: { 'X-Api-Key': apiKey },
+          connections: CONNECTIONS,
+          warmupMs: 1000,
+          durationMs: SECONDS * 1000,
+        });
+      console.log(`${label} (${CONNECTIONS} keep-alive connections, ${SECONDS} s each):`);
+      const barePaths = targets.map((target) => `/bare/${target.id}`);
+      const reads: Array<[string, (target: (typeof targets)[number]) => string]> = [
+        ['GET /ok', () => '/ok'],
+        ['GET deployment', (target) => `/v2/deployments/${target.id}`],
+        ['GET revision', (target) => `/v2/deployments/${target.id}/revisions/${target.latest_revision_id}`],
+        ['GET revisions', (target) => `/v2/deployments/${target.id}/revisions`],
+      ];
+      for (const [name, pathOf] of reads) {
+        const baseline = await load(portOf(bare), barePaths);
+        console.log(row(name, await load(portOf(api), targets.map(pathOf)), baseline));
+      }
+    };
+
+    await seedDeployments(db, tenantId, 1, READ_DEPLOYMENTS, secrets);
+    await run(`${READ_DEPLOYMENTS} deployments, 1 revision each`, await readSet());
+    await seedDeployments(db, tenantId, READ_DEPLOYMENTS + 1, 10_000, secrets);
+    await db.raw('ANALYZE');
+    const spread = await readSet();
+    await run('10,000 deployments, 1 revision each', spread);
+    const longHistories = spread.slice(0, 100);
+    await seedRevisions(
+      db,
+      longHistories.map((target) => target.id),
+      500,
+      secrets,
+    );
+    await db.raw('ANALYZE');
+    await run('10,000 deployments, reads on 100 with 500 revisions each', longHistories);
+    console.log(`targets: ≥ 70% of bare req/s and p99 < 25 ms for each read, flat across the three lines`);
+  } finally {
+    for (const server of servers) server.close();
+    await pool.end();
+    await db.destroy();
+    await temporal.connection.close().catch(() => undefined);
+    await admin.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);
+    await admin.end();
+    fs.rmSync(workDir, { recursive: true, force: true });
+  }
+}

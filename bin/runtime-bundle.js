@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+// The deployed application (`graphx runtime`, `graphx dev`) runs from one esbuild bundle of its sources instead of
+// through tsx: no TypeScript transpiler (tsx's loader thread, esbuild service, source maps) in a process that serves
+// for days. The bundle holds our own modules only (packages stay in node_modules) and is cached under dist/runtime/
+// by a digest of src/, so an edited source rebuilds on the next start. `node bin/runtime-bundle.js` builds it ahead
+// (the Dockerfile does); bin/graphx.js falls back to tsx when it cannot be built (read-only tree, no esbuild).
+const { execFileSync } = require('node:child_process');
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const ROOT = path.resolve(__dirname, '..');
+const SOURCE_DIR = path.join(ROOT, 'src');
+const ENTRY = path.join(SOURCE_DIR, 'cli', 'runtimeMain.ts');
+// Two levels below the root, like src/config/index.ts, whose `projectRoot` is `__dirname/../..`.
+const OUT_DIR = path.join(ROOT, 'dist', 'runtime');
+
+function sourceFiles(dir) {
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .flatMap((entry) => {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) return sourceFiles(full);
+      return /\.(ts|js|json)$/.test(entry.name) ? [full] : [];
+    })
+    .sort();
+}
+
+/** sha256 of every source file (path and content), this script and the esbuild version: the cache key. */
+function sourceDigest(esbuildVersion) {
+  const hash = crypto.createHash('sha256').update(esbuildVersion).update(fs.readFileSync(__filename));
+  for (const file of sourceFiles(SOURCE_DIR)) hash.update(path.relative(ROOT, file)).update('\0').update(fs.readFileSync(file));
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** Path of an up-to-date bundle, building it if needed. Throws when it cannot be built. */
+function runtimeBundle() {
+  // The compiler itself is loaded only to build: a cache hit costs reading src/ and one hash.
+  const outfile = path.join(OUT_DIR, `runtime-${sourceDigest(require('esbuild/package.json').version)}.js`);
+  if (fs.existsSync(outfile)) return outfile;
+  fs.mkdirSync(OUT_DIR, { recursive: true });
+  // Several instances may start at once: each writes its own file and renames it into place (same content). esbuild
+  // runs in a child process: its service would otherwise stay in this one, which goes on to serve.
+  const temporary = `${outfile}.${process.pid}.tmp`;
+  execFileSync(process.execPath, [__filename, '--build', temporary], { stdio: ['ignore', 'ignore', 'inherit'] });
+  fs.renameSync(temporary, outfile);
+  for (const stale of fs.readdirSync(OUT_DIR)) {
+    if (stale !== path.basename(outfile) && /^runtime-[0-9a-f]+\.js$/.test(stale))
+      fs.rmSync(path.join(OUT_DIR, stale), { force: true });
+  }
+  return outfile;
+}
+
+function build(outfile) {
+  require('esbuild').buildSync({
+    entryPoints: [ENTRY],
+    outfile,
+    bundle: true,
+    packages: 'external',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    logLevel: 'error',
+  });
+}
+
+module.exports = { runtimeBundle };
+
+if (require.main === module) {
+  if (process.argv[2] === '--build') build(process.argv[3]);
+  else console.log(runtimeBundle());
+}

@@ -1,0 +1,29 @@
+/** Exit codes of the CI commands (documented in README "From CI"); a CI job branches on them. */
+export const EXIT = {
+  deployed: 0,
+  failed: 1,
+  usage: 2,
+  timedOut: 3,
+  unreachable: 4,
+  skipped: 5,
+  /** Ctrl-C: the wait stopped; the revision goes on. */
+  interrupted: 130,
+} as const;
+
+/** An error that ends the command with `exitCode`; its message is printed as is (no stack). */
+export class CliError extends Error {
+  constructor(
+    readonly exitCode: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The exit code a revision's final status stands for; null while it is still in progress. */
+export function exitCodeOfStatus(status: string): number | null {
+  if (status === 'DEPLOYED') return EXIT.deployed;
+  if (status === 'SKIPPED') return EXIT.skipped;
+  if (status.endsWith('_FAILED') || status === 'INTERRUPTED' || status === 'UNKNOWN') return EXIT.failed;
+  return null;
+}

