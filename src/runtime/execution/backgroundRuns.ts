@@ -155,17 +155,16 @@ export class BackgroundRuns {
       checkpointBefore = await this.deps.runs.latestCheckpointId(queued.thread_id);
     }
     // A run taken again continues from its own last checkpoint; one that died before writing any starts over.
-    const resumed =
-      queued.attempt > 1 &&
-      queued.thread_id !== null &&
-      (await this.deps.runs.latestCheckpointRunId(queued.thread_id)) === queued.run_id;
-    const metadata = { ...(queued.config.metadata as object), run_attempt: queued.attempt };
+    const { graphx_checkpoint_before: startedAfter, ...config } = queued.config;
+    if (queued.thread_id && startedAfter === undefined) await this.deps.queue.rememberStart(queued.run_id, checkpointBefore);
+    const resumed = queued.thread_id !== null && startedAfter !== undefined && (checkpointBefore ?? '') !== startedAfter;
+    const metadata = { ...(config.metadata as object), run_attempt: queued.attempt };
     return {
       run: { ...queued, status: 'running' },
       graph,
       stateful: queued.thread_id !== null,
       request: resumed ? { ...request, input: null, command: null, checkpoint: null, checkpoint_id: undefined } : request,
-      graphConfig: { ...queued.config, metadata },
+      graphConfig: { ...config, metadata },
       startedAt: Date.now(),
       checkpointBefore,
       background: true,

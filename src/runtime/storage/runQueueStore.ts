@@ -59,6 +59,14 @@ export class RunQueueStore {
     return result.rows[0] ? toQueuedRun(result.rows[0]) : null;
   }
 
+  /** Remembers the thread's newest checkpoint when the run first started (a later attempt resumes after it). */
+  async rememberStart(runId: string, checkpointId: string | null): Promise<void> {
+    await this.pool.query(
+      `UPDATE graphx_runs SET config = config || jsonb_build_object('graphx_checkpoint_before', $2::text) WHERE run_id = $1`,
+      [runId, checkpointId ?? ''],
+    );
+  }
+
   /** Puts a taken run back (its thread turned out busy). */
   async putBack(runId: string): Promise<void> {
     await this.pool.query(

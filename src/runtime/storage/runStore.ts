@@ -76,16 +76,6 @@ export class RunStore {
     return result.rows[0]?.id ?? null;
   }
 
-  /** The run that wrote the thread's newest checkpoint (null: none, or one without a run id). */
-  async latestCheckpointRunId(threadId: string): Promise<string | null> {
-    const result = await this.pool.query(
-      `SELECT metadata ->> 'run_id' AS run_id FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = ''
-        ORDER BY checkpoint_id DESC LIMIT 1`,
-      [threadId],
-    );
-    return result.rows[0]?.run_id ?? null;
-  }
-
   /**
    * Rollback: deletes the run and every checkpoint newer than `since` (see latestCheckpointId), with their pending
    * writes and the channel values no remaining checkpoint refers to (versions are small integers that the next run
