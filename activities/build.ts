@@ -13,6 +13,7 @@ import { buildPaths, graphxConfigFile, type RevisionSpec } from '../src/pipeline
 import { cloneRevision } from './clone';
 import type { ActivityDeps } from './deps';
 import { dependencyCacheKey, restoreDependencies, saveDependencies } from './support/dependencyCache';
+import { readRepoFile } from '../src/security/repoFile';
 import { ensurePackageManagerShims, wantsYarnBerry } from './support/packageManagers';
 import { runRevisionStep, type SpecLoader } from './support/revisionStep';
 import { runCommand } from './support/runCommand';
@@ -51,11 +52,16 @@ export function validateGraphxConfig(dataDir: string, spec: RevisionSpec): { fil
       'ConfigInvalid',
     );
   const where = `${spec.graphxConfigPath} (commit ${spec.repoCommitSha ?? spec.repoRef})`;
-  if (!fs.existsSync(file))
-    throw ApplicationFailure.nonRetryable(`Configuration file ${where} was not found in the repository.`, 'ConfigInvalid');
+  let text: string;
+  try {
+    text = readRepoFile(buildPaths(dataDir, spec.revisionId).src, file);
+  } catch (error) {
+    const reason = (error as Error).message.replace(/^\S+ /, '');
+    throw ApplicationFailure.nonRetryable(`Configuration file ${where} ${reason}`, 'ConfigInvalid');
+  }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
+    parsed = JSON.parse(text);
   } catch (error) {
     throw ApplicationFailure.nonRetryable(
       `Configuration file ${where} is not valid JSON: ${(error as Error).message}`,

@@ -63,6 +63,8 @@ export async function cloneRevision(deps: ActivityDeps, spec: RevisionSpec, prog
   if (!repoUrl) throw ApplicationFailure.nonRetryable('The revision has no source_config.repo_url to clone.', 'CloneFailed');
   const shown = displayUrl(repoUrl);
   const ref = spec.repoCommitSha ?? spec.repoRef;
+  // The API refuses such refs; a revision stored before that rule must not reach git as an option either.
+  if (ref.startsWith('-')) throw ApplicationFailure.nonRetryable(`Ref ${ref} is not a git ref.`, 'CloneFailed');
   if (!repoUrlAllowed(repoUrl, deps.config.allowFileRepos)) {
     throw ApplicationFailure.nonRetryable(`Repository URL ${shown} is not allowed: use an https:// URL.`, 'CloneFailed');
   }
@@ -105,7 +107,7 @@ export async function cloneRevision(deps: ActivityDeps, spec: RevisionSpec, prog
   await git(['init', '-q']);
   await git(['remote', 'add', 'origin', repoUrl], true);
   let sha: string | null = null;
-  const shallow = await git(['fetch', '--depth', '1', '--no-tags', 'origin', ref]);
+  const shallow = await git(['fetch', '--depth', '1', '--no-tags', 'origin', '--', ref]);
   if (shallow.ok) {
     sha = (await git(['rev-parse', 'FETCH_HEAD^{commit}'], true)).output.trim();
   } else {

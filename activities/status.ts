@@ -34,6 +34,9 @@ export function recordRevisionStatusActivity({ db, target }: ActivityDeps) {
 /** The `recordDeploymentStatus` activity. */
 export function recordDeploymentStatusActivity({ db }: ActivityDeps) {
   return async (input: { deploymentId: string; status: DeploymentStatus }): Promise<void> => {
+    // Only the API's delete marks a deployment for deletion; a forged delete signal must not mark it (teardown
+    // checks that mark first).
+    if (input.status === 'AWAITING_DELETE') return;
     const recorded = await new PipelineState(db).recordDeploymentStatus(input.deploymentId, input.status);
     if (!recorded) logger.warn({ deploymentId: input.deploymentId, status: input.status }, 'deployment status update refused');
   };

@@ -1,9 +1,9 @@
 /**
  * Teardown of a deleted deployment: stop its instances, drop its database and role, delete its service tokens and
  * build directories, optionally its tracing project, then mark it deleted. Every step tolerates having been done
- * already, so a re-run after a crash finishes the job.
+ * already, so a re-run after a crash finishes the job. It runs only for a deployment the database marks for deletion.
  */
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PipelineState } from '../src/db/repositories/pipelineState';
@@ -26,6 +26,14 @@ export function teardownDeploymentActivity({ db, config, target }: ActivityDeps)
     const state = new PipelineState(db);
     const deployment = await state.deployment(deploymentId);
     if (!deployment) return;
+    // The delete signal reaches the workflow from whoever can talk to Temporal; the database's own mark, set only by
+    // the API's delete, decides.
+    if (!deployment.deletedAt && deployment.status !== 'AWAITING_DELETE') {
+      throw ApplicationFailure.nonRetryable(
+        `Deployment ${deploymentId} is not marked for deletion (status ${deployment.status}); teardown refused.`,
+        'NotMarkedForDeletion',
+      );
+    }
     heartbeat('stopping instances');
     await target.stopDeployment(deploymentId, () => heartbeat('stopping instances'));
     heartbeat('dropping database');

@@ -7,6 +7,7 @@ import http from 'node:http';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { createApp } from './api/app';
+import { answerClientErrorsWithJson } from './http/clientErrors';
 import type { GraphxConfig } from './config';
 import { createDb, migrateToLatest, type Db } from './db/knex';
 import { startEmbeddedPostgres } from './os/embeddedPostgres';
@@ -118,6 +119,7 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
 
     const app = createApp({ config, db, secretBox, temporal });
     const server = http.createServer(app.callback());
+    answerClientErrorsWithJson(server);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, resolve);

@@ -16,7 +16,13 @@ import { registerInternalRoutes } from './routes/internal';
 import { registerRevisionRoutes } from './routes/revisions';
 import { registerTracingRoutes } from './routes/tracing';
 
+/** The control-plane Koa app. */
 export function createApp(deps: ApiDeps): Koa {
+  return buildApi(deps).app;
+}
+
+/** The app and the registry of its declared routes (tests walk every route, internal ones included). */
+export function buildApi(deps: ApiDeps): { app: Koa; registry: RouteRegistry } {
   const app = new Koa();
   app.proxy = false;
   const router = new Router();
@@ -25,6 +31,8 @@ export function createApp(deps: ApiDeps): Koa {
     service: requireServiceToken(deps.db),
   });
 
+  // Bodies are read only for a route that matched path and method: a wrong method is a 405 whatever the body.
+  router.use(jsonBodyMiddleware());
   router.get('/ok', (ctx) => {
     ctx.body = { ok: true };
   });
@@ -45,8 +53,7 @@ export function createApp(deps: ApiDeps): Koa {
 
   app.use(requestIdMiddleware());
   app.use(errorMiddleware());
-  app.use(jsonBodyMiddleware());
   app.use(router.routes());
   app.use(router.allowedMethods());
-  return app;
+  return { app, registry };
 }

@@ -21,6 +21,27 @@ const VALIDATION_ERROR = {
       },
     },
   },
+  example: { detail: [{ loc: ['path', 'deployment_id'], msg: 'Must be a valid GUID', type: 'uuid_parsing' }] },
+};
+
+const ERROR_DETAIL = {
+  type: 'object',
+  required: ['detail'],
+  properties: { detail: { type: 'string' } },
+  example: { detail: 'Deployment ID 5f0c7f0e-8d1e-4c6b-9a43-0c1d2e3f4a5b not found.' },
+};
+
+const errorResponse = (description: string, schema = '#/components/schemas/ErrorDetail') => ({
+  description,
+  content: { 'application/json': { schema: { $ref: schema } } },
+});
+
+/** Answers any operation can give, described once and referenced. */
+const COMMON_RESPONSES = {
+  Unauthorized: errorResponse('Missing or invalid credentials'),
+  PayloadTooLarge: errorResponse('Request body over 1 MiB'),
+  ValidationError: errorResponse('Validation error: path, query or body', '#/components/schemas/HTTPValidationError'),
+  InternalError: errorResponse('Unexpected server error (logged with the request id)'),
 };
 
 function openApiPath(koaPath: string): string {
@@ -48,9 +69,10 @@ function parametersOf(route: RouteSpec) {
 }
 
 /** Builds the OpenAPI document for every declared route. */
-export function buildOpenApi(registry: RouteRegistry): Record<string, unknown> {
+export function buildOpenApi(registry: RouteRegistry, options: { includeInternal?: boolean } = {}): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of registry.routes) {
+    if (route.auth === 'service' && !options.includeInternal) continue;
     const operation: Record<string, unknown> = {
       summary: route.summary,
       tags: route.tags,
@@ -68,21 +90,30 @@ export function buildOpenApi(registry: RouteRegistry): Record<string, unknown> {
         ]),
       ),
     };
+    const responses = operation.responses as Record<string, unknown>;
     if (route.body) {
       operation.requestBody = { required: true, content: { 'application/json': { schema: toJsonSchema(route.body) } } };
-      (operation.responses as Record<string, unknown>)['422'] = {
-        description: 'Validation Error',
-        content: { 'application/json': { schema: VALIDATION_ERROR } },
-      };
+      responses['413'] ??= { $ref: '#/components/responses/PayloadTooLarge' };
     }
+    if (route.body || route.params || route.query) responses['422'] ??= { $ref: '#/components/responses/ValidationError' };
     if ((route.auth ?? 'apiKey') === 'apiKey') operation.security = [{ ApiKeyAuth: [] }];
+    if (route.auth === 'service') operation.security = [{ ServiceToken: [] }];
+    if (route.auth !== 'none') responses['401'] ??= { $ref: '#/components/responses/Unauthorized' };
+    responses['500'] ??= { $ref: '#/components/responses/InternalError' };
     (paths[openApiPath(route.path)] ??= {})[route.method] = operation;
   }
   return {
     openapi: '3.1.0',
     info: { title: 'graphx platform', version: '0.1.0', description: 'Control plane and auth service (v2).' },
     paths,
-    components: { securitySchemes: { ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-Api-Key' } } },
+    components: {
+      schemas: { ErrorDetail: ERROR_DETAIL, HTTPValidationError: VALIDATION_ERROR },
+      responses: COMMON_RESPONSES,
+      securitySchemes: {
+        ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
+        ...(options.includeInternal ? { ServiceToken: { type: 'http', scheme: 'bearer' } } : {}),
+      },
+    },
   };
 }
 

@@ -22,6 +22,14 @@ program
   .description('run one Temporal worker alone (needs DATABASE_URL and TEMPORAL_ADDRESS)')
   .action(async () => (await import('./worker')).runWorkerCommand());
 
+program
+  .command('images')
+  .description('container images')
+  .command('build')
+  .description('build the runtime image graphx-runtime:<version> (and its base), unless one with the same content exists')
+  .option('--force', 'build even when an image with the same content hash exists')
+  .action(async (options: { force?: boolean }) => (await import('./images')).runImagesBuild(options));
+
 addRuntimeCommands(program);
 registerCiCommands(program);
 runProgram(program);

@@ -49,6 +49,7 @@ function embeddedClusterDir(dataDir: string): string {
 
 /** The whole shutdown, including the apps' drain, fits in this; what is left then is killed. */
 const SHUTDOWN_LIMIT_MS = 25_000;
+const DUPLICATE_SIGNAL_MS = 1_000;
 
 /**
  * Ctrl-C (SIGINT to the terminal's process group), SIGTERM, or the death of the process that started us (npm, a shell
@@ -56,14 +57,21 @@ const SHUTDOWN_LIMIT_MS = 25_000;
  */
 function stopOnSignals(stack: StackHandle): void {
   let stopping = false;
+  let firstSignalAt = 0;
   const killNow = (why: string) => {
     console.log(`graphx: ${why}; killing what is left`);
     stack.kill();
     process.exit(130);
   };
   const shutdown = (reason: string) => {
-    if (stopping) return killNow(`${reason} again`);
+    if (stopping) {
+      // Under `npm start`, Ctrl-C reaches us twice at once: from the terminal and forwarded by npm. Only a later one
+      // is the user's second Ctrl-C.
+      if (Date.now() - firstSignalAt < DUPLICATE_SIGNAL_MS) return;
+      return killNow(`${reason} again`);
+    }
     stopping = true;
+    firstSignalAt = Date.now();
     console.log(`\ngraphx: ${reason}, stopping (again to stop at once)…`);
     setTimeout(() => killNow(`not stopped within ${SHUTDOWN_LIMIT_MS / 1000} s`), SHUTDOWN_LIMIT_MS).unref();
     void stack.stop().then(() => {

@@ -50,6 +50,14 @@ export interface GraphxConfig {
   workerQueues: Array<'control' | 'build'>;
   /** Public base URL of the control plane, used in OAuth redirect URIs (GRAPHX_PUBLIC_URL). */
   publicUrl: string;
+  /** Where builds and apps run (GRAPHX_RUNNER): `process` (host processes, not isolated) or `container`. */
+  runner: 'process' | 'container';
+  /** Docker Engine API socket to use (GRAPHX_CONTAINER_SOCKET); null: graphx starts podman on its own socket. */
+  containerSocket: string | null;
+  /** Image and container store of the podman graphx starts (GRAPHX_CONTAINER_STORE; default `<dataDir>/containers/store`). */
+  containerStoreDir: string;
+  /** Base of the runtime image (GRAPHX_RUNTIME_BASE_IMAGE): a registry image, or `offline` to build it from Debian. */
+  runtimeBaseImage: string;
 }
 
 const flag = Joi.boolean().truthy('1', 'true', 'yes').falsy('0', 'false', 'no', '');
@@ -87,6 +95,12 @@ const schema = Joi.object({
   GRAPHX_PUBLIC_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
     .empty(''),
+  GRAPHX_RUNNER: Joi.string().valid('process', 'container').default('process'),
+  GRAPHX_CONTAINER_SOCKET: Joi.string().min(1).empty(''),
+  GRAPHX_CONTAINER_STORE: Joi.string().min(1).empty(''),
+  GRAPHX_RUNTIME_BASE_IMAGE: Joi.string()
+    .pattern(/^[a-z0-9][a-z0-9._/:@-]*$/, 'an image reference or offline')
+    .default('node:20-bookworm-slim'),
   GRAPHX_WORKER_QUEUES: Joi.string()
     .pattern(/^(control|build)(,(control|build))*$/, 'comma list of control and build')
     .default('control,build'),
@@ -148,6 +162,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     buildTimeoutSeconds: v.GRAPHX_BUILD_TIMEOUT_SECONDS,
     logLevel: v.GRAPHX_LOG_LEVEL,
     publicUrl: v.GRAPHX_PUBLIC_URL ?? `http://${v.GRAPHX_HOST}:${v.PORT}`,
+    runner: v.GRAPHX_RUNNER,
+    containerSocket: v.GRAPHX_CONTAINER_SOCKET ?? null,
+    containerStoreDir: path.resolve(v.GRAPHX_CONTAINER_STORE ?? path.join(dataDir, 'containers', 'store')),
+    runtimeBaseImage: v.GRAPHX_RUNTIME_BASE_IMAGE,
     workerQueues: [...new Set(String(v.GRAPHX_WORKER_QUEUES).split(','))] as Array<'control' | 'build'>,
   });
 }

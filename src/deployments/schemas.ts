@@ -84,7 +84,8 @@ const sourceConfigFields = {
 };
 
 const sourceRevisionConfigFields = {
-  repo_ref: Joi.string().min(1).max(255).allow(null),
+  // A ref starting with "-" would be read by git as an option (--upload-pack=...).
+  repo_ref: Joi.string().min(1).max(255).pattern(/^[^-]/, 'a git ref (not starting with "-")').allow(null),
   graphx_config_path: Joi.string().min(1).max(500).allow(null),
   image_uri: Joi.string().min(1).max(2000).allow(null),
 };

@@ -40,9 +40,11 @@ export function errorMiddleware(): Koa.Middleware {
   return async (ctx, next) => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
-        ctx.status = 404;
-        ctx.body = { detail: 'Not Found' };
+      // Koa and the router answer 404, 405 (with Allow) and 501 without a body; every error is `{"detail"}` JSON.
+      if (ctx.status >= 400 && (ctx.body === undefined || ctx.body === null)) {
+        const { status, message } = ctx;
+        ctx.body = { detail: message || 'Error' };
+        ctx.status = status; // assigning a body to an implicit 404 would turn it into 200
       }
     } catch (error) {
       const mapped = toResponse(error);

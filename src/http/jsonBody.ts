@@ -1,10 +1,12 @@
 /**
- * Reads JSON bodies with a 1 MiB limit. Malformed JSON is a 422 `json_invalid` (pydantic's shape), a larger body 413.
+ * Reads JSON bodies with a 1 MiB limit. Malformed JSON is a 422 `json_invalid` (pydantic's shape), a larger body 413,
+ * NUL characters and nesting deeper than MAX_JSON_DEPTH a 422.
  * Written here rather than taken from koa-bodyparser because both answers must be in the contract's shape.
  */
 import type Koa from 'koa';
 import getRawBody from 'raw-body';
 import { PayloadTooLargeError, ValidationError } from '../errors';
+import { unstorableIssue } from './validation';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -28,13 +30,18 @@ export function jsonBodyMiddleware(): Koa.Middleware {
       ctx.state.body = undefined;
       return next();
     }
+    let body: unknown;
     try {
-      ctx.state.body = JSON.parse(raw);
+      body = JSON.parse(raw);
     } catch (error) {
       throw new ValidationError([
         { loc: ['body', 0], msg: `JSON decode error: ${(error as Error).message}`, type: 'json_invalid' },
       ]);
     }
+    // Every body, validated by a route schema or not, is checked once here for what no column can store.
+    const unstorable = unstorableIssue(body, 'body');
+    if (unstorable) throw new ValidationError([unstorable]);
+    ctx.state.body = body;
     return next();
   };
 }

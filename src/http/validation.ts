@@ -58,8 +58,61 @@ function cleanMessage(detail: Joi.ValidationErrorItem): string {
   return message.charAt(0).toUpperCase() + message.slice(1);
 }
 
+/**
+ * How deep a JSON value may nest. PostgreSQL's jsonb parser and JSON.stringify both recurse, so a 20,000-deep body
+ * would fail far from the edge (a 500); no request of either API needs more than a few levels.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+// A surrogate half without its partner: JSON.stringify writes it as a `\ud800` escape, which jsonb refuses.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function stringIssue(text: string, loc: Array<string | number>): ValidationIssue | null {
+  if (text.includes('\0')) return { loc, msg: 'String must not contain a NUL character', type: 'string_nul' };
+  if (LONE_SURROGATE.test(text)) return { loc, msg: 'String must be valid Unicode (a lone surrogate)', type: 'string_unicode' };
+  return null;
+}
+
+/**
+ * Finds what no column can store: a string or key with a NUL character (PostgreSQL rejects it in text and jsonb) or a
+ * lone surrogate (jsonb rejects it), or nesting deeper than MAX_JSON_DEPTH. Returns the first issue, its `loc` starting with `part`, or null.
+ */
+export function unstorableIssue(value: unknown, part: RequestPart | 'header'): ValidationIssue | null {
+  const visit = (node: unknown, loc: Array<string | number>, depth: number): ValidationIssue | null => {
+    if (typeof node === 'string') return stringIssue(node, loc);
+    if (typeof node !== 'object' || node === null) return null;
+    if (depth >= MAX_JSON_DEPTH) {
+      return { loc, msg: `Value nests deeper than ${MAX_JSON_DEPTH} levels`, type: 'too_deep' };
+    }
+    const entries: Array<[string | number, unknown]> = Array.isArray(node)
+      ? node.map((item, i) => [i, item])
+      : Object.entries(node);
+    for (const [key, child] of entries) {
+      const keyIssue = typeof key === 'string' ? stringIssue(key, [...loc, key]) : null;
+      if (keyIssue) return keyIssue;
+      const issue = visit(child, [...loc, key], depth + 1);
+      if (issue) return issue;
+    }
+    return null;
+  };
+  return visit(value, [part], 0);
+}
+
+/** Whether a missing body is acceptable: the schema has a default or is explicitly optional. */
+function allowsMissing(schema: Joi.Schema): boolean {
+  const flags = (schema.describe().flags ?? {}) as { presence?: string; default?: unknown };
+  return flags.default !== undefined || flags.presence === 'optional';
+}
+
 /** Validates one part of a request; returns the converted value or throws ValidationError (422). */
 export function validatePart<T>(schema: Joi.Schema, value: unknown, part: RequestPart): T {
+  // A declared body is required unless its schema says otherwise: handlers are never handed `undefined`.
+  if (part === 'body' && value === undefined && !allowsMissing(schema)) {
+    throw new ValidationError([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
+  }
+  // Bodies were checked when read (jsonBody.ts); path and query strings are checked here.
+  const unstorable = part === 'body' ? null : unstorableIssue(value, part);
+  if (unstorable) throw new ValidationError([unstorable]);
   const { value: converted, error } = schema.validate(value, {
     abortEarly: false,
     convert: true,

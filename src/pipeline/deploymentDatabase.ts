@@ -5,6 +5,7 @@
  */
 import type { GraphxConfig } from '../config';
 import type { Db } from '../db/knex';
+import { logger } from '../logger';
 import type { SecretBox } from '../security/secretBox';
 
 /** Database and role name of a deployment: `gx_` + the id's hex digits (identifier-safe, under 63 bytes). */
@@ -50,7 +51,11 @@ export async function ensureDeploymentDatabase(db: Db, secretBox: SecretBox, dep
   if (role.rows.length === 0) {
     await ignoreCode('42710', () => withoutSecret(password, () => db.raw(`CREATE ROLE "${name}" LOGIN PASSWORD '${password}'`)));
   }
-  await withoutSecret(password, () => db.raw(`ALTER ROLE "${name}" LOGIN PASSWORD '${password}'`));
+  await withoutSecret(password, () =>
+    db.raw(`ALTER ROLE "${name}" LOGIN PASSWORD '${password}' CONNECTION LIMIT ${DEPLOYMENT_ROLE_CONNECTION_LIMIT}`),
+  );
+  // A runaway (or hostile) query of one app must not hold the shared server's CPU and locks for long.
+  await db.raw(`ALTER ROLE "${name}" SET statement_timeout = '${DEPLOYMENT_ROLE_STATEMENT_TIMEOUT}'`);
   const database = await db.raw('SELECT 1 FROM pg_database WHERE datname = ?', [name]);
   if (database.rows.length === 0) {
     // CREATE DATABASE cannot run inside a transaction block; knex runs a bare raw query outside one.
@@ -59,7 +64,31 @@ export async function ensureDeploymentDatabase(db: Db, secretBox: SecretBox, dep
   // Other deployments' roles must not connect to this one's data.
   await db.raw(`REVOKE ALL ON DATABASE "${name}" FROM PUBLIC`);
   await db.raw(`GRANT ALL ON DATABASE "${name}" TO "${name}"`);
+  await closeControlPlaneDatabase(db);
   return name;
+}
+
+/** Connections one app's role may hold at once (its replicas' pools together), so it cannot starve the others. */
+export const DEPLOYMENT_ROLE_CONNECTION_LIMIT = 40;
+export const DEPLOYMENT_ROLE_STATEMENT_TIMEOUT = '5min';
+
+/**
+ * Deployment roles must not even connect to the control plane's database (PostgreSQL grants CONNECT to PUBLIC by
+ * default): CONNECT is kept for the control plane's own user and taken from PUBLIC. A control plane that does not
+ * own its database cannot change that; it logs and goes on, as before.
+ */
+async function closeControlPlaneDatabase(db: Db): Promise<void> {
+  const { rows } = await db.raw('SELECT current_database() AS name, current_user AS "user"');
+  const { name, user } = rows[0] as { name: string; user: string };
+  try {
+    await db.raw('GRANT CONNECT ON DATABASE ?? TO ??', [name, user]);
+    await db.raw('REVOKE CONNECT ON DATABASE ?? FROM PUBLIC', [name]);
+  } catch (error) {
+    logger.warn(
+      { database: name, err: (error as Error).message },
+      'cannot revoke CONNECT on the control-plane database from PUBLIC',
+    );
+  }
 }
 
 /** Drops the database (closing its connections) and the role; both may already be gone. */

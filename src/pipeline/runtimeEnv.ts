@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../config';
+import { readRepoFile } from '../security/repoFile';
 import { minimalPath } from '../os/processes';
 import type { RevisionSpec } from './revisionSpec';
 
@@ -24,15 +25,21 @@ export interface InstanceIdentity {
   port: number;
   databaseUri: string;
   configFile: string;
+  /** The revision's clone: the env file must be inside it. */
+  repoRoot: string;
   controlPlaneUrl: string;
   serviceToken: string;
 }
 
-/** graphx.json `env`: an object of values, or the path of a dotenv file next to graphx.json. */
-export function graphxJsonEnv(configFile: string): Record<string, string> {
+/**
+ * graphx.json `env`: an object of values, or the path of a dotenv file next to graphx.json. Both files are read
+ * through readRepoFile (a regular file inside the repository, size-capped); anything else contributes nothing here
+ * (the runtime reports a bad env file itself when it starts).
+ */
+export function graphxJsonEnv(configFile: string, repoRoot: string): Record<string, string> {
   let parsed: { env?: unknown };
   try {
-    parsed = JSON.parse(fs.readFileSync(configFile, 'utf8')) as { env?: unknown };
+    parsed = JSON.parse(readRepoFile(repoRoot, configFile)) as { env?: unknown };
   } catch {
     return {};
   }
@@ -40,9 +47,11 @@ export function graphxJsonEnv(configFile: string): Record<string, string> {
     return Object.fromEntries(Object.entries(parsed.env as Record<string, unknown>).map(([key, value]) => [key, String(value)]));
   }
   if (typeof parsed.env === 'string') {
-    const file = path.resolve(path.dirname(configFile), parsed.env);
-    if (!fs.existsSync(file)) return {};
-    return parseDotenv(fs.readFileSync(file, 'utf8'));
+    try {
+      return parseDotenv(readRepoFile(repoRoot, path.resolve(path.dirname(configFile), parsed.env)));
+    } catch {
+      return {};
+    }
   }
   return {};
 }
@@ -64,7 +73,7 @@ export function parseDotenv(text: string): Record<string, string> {
 
 /** The whole environment of one instance. Later sources win: graphx.json env < secrets < the contract's variables. */
 export function instanceEnvironment(spec: RevisionSpec, identity: InstanceIdentity): Record<string, string> {
-  const env: Record<string, string> = { PATH: minimalPath(), ...graphxJsonEnv(identity.configFile) };
+  const env: Record<string, string> = { PATH: minimalPath(), ...graphxJsonEnv(identity.configFile, identity.repoRoot) };
   for (const secret of spec.secrets) env[secret.name] = secret.value;
   const memoryLimit = spec.sourceConfig.resource_spec?.memory_limit_mb;
   if (typeof memoryLimit === 'number' && memoryLimit > 0) env.NODE_OPTIONS = `--max-old-space-size=${Math.floor(memoryLimit)}`;

@@ -11,6 +11,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import { PostgresStore } from '@langchain/langgraph-checkpoint-postgres/store';
 import { Pool } from 'pg';
+import { answerClientErrorsWithJson } from '../http/clientErrors';
 import { errorMiddleware } from '../http/errors';
 import { jsonBodyMiddleware } from '../http/jsonBody';
 import { requestIdMiddleware } from '../http/requestId';
@@ -26,14 +27,8 @@ import { RunService } from './execution/runService';
 import { ThreadStateService } from './execution/threadState';
 import { GraphRegistry } from './graphs';
 import { httpExceptionMiddleware } from '../http/httpException';
-import { registerAssistantRoutes } from './http/routes/assistantRoutes';
-import { registerBackgroundRunRoutes } from './http/routes/backgroundRunRoutes';
 import type { RuntimeServices } from './http/routes/context';
-import { registerMetaRoutes } from './http/routes/metaRoutes';
-import { registerRunRoutes } from './http/routes/runRoutes';
-import { registerStoreRoutes } from './http/routes/storeRoutes';
-import { registerThreadRoutes } from './http/routes/threadRoutes';
-import { registerThreadStateRoutes } from './http/routes/threadStateRoutes';
+import { registerRuntimeRoutes } from './http/routes';
 import { importExport } from './moduleLoader';
 import { RunRecorder } from './recording/runRecorder';
 import { TraceShipper } from './recording/traceShipper';
@@ -166,6 +161,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     backgroundRuns,
     runQueue,
     runEvents,
+    store,
     coordinator,
     customAuth,
     deleteCheckpoints: async (threadId) => {
@@ -181,13 +177,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   };
 
   const router = new Router();
-  registerMetaRoutes(router, services);
-  registerAssistantRoutes(router, services);
-  registerThreadRoutes(router, services);
-  registerThreadStateRoutes(router, services);
-  registerRunRoutes(router, services);
-  registerBackgroundRunRoutes(router, services);
-  registerStoreRoutes(router, services, store);
+  registerRuntimeRoutes(router, services);
 
   const app = new Koa();
   app.use(requestIdMiddleware());
@@ -199,6 +189,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   app.use(router.allowedMethods());
 
   const server = http.createServer(app.callback());
+  answerClientErrorsWithJson(server);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -21,6 +21,9 @@ export interface IncomingRunRecord {
   outputs?: unknown;
 }
 
+// Years PostgreSQL's timestamptz and JavaScript's Date both hold; the latency between them fits latency_ms (bigint).
+const runTime = Joi.date().iso().min('1970-01-01T00:00:00Z').max('9999-12-31T23:59:59Z').raw();
+
 export const runRecordsBody = Joi.object({
   runs: Joi.array()
     .items(
@@ -29,8 +32,8 @@ export const runRecordsBody = Joi.object({
         thread_id: Joi.string().max(64).allow(null),
         assistant_id: Joi.string().max(200).allow(null),
         status: Joi.string().max(32).required(),
-        start_time: Joi.date().iso().raw().required(),
-        end_time: Joi.date().iso().raw().allow(null),
+        start_time: runTime.required(),
+        end_time: runTime.allow(null),
         error: Joi.string().allow(null, ''),
         inputs: Joi.any(),
         outputs: Joi.any(),

@@ -107,7 +107,11 @@ export function registerDeploymentRoutes(router: Router, registry: RouteRegistry
       tags,
       params: deploymentIdParams,
       query: deleteDeploymentQuery,
-      responses: { 204: { description: 'Deletion started' }, 404: { description: 'Not found', schema: detail } },
+      responses: {
+        204: { description: 'Deletion started' },
+        404: { description: 'Not found', schema: detail },
+        409: { description: 'Already being deleted', schema: detail },
+      },
     },
     async (ctx, { params, query }) => {
       await service.delete(tenantOf(ctx).tenantId, params.deploymentId, query.delete_tracing_project);
@@ -123,7 +127,11 @@ export function registerDeploymentRoutes(router: Router, registry: RouteRegistry
       summary: "Redeploy a revision: a new revision with that revision's configuration",
       tags,
       params: revisionParams,
-      responses: { 200: deploymentResponse, 404: { description: 'Not found', schema: detail } },
+      responses: {
+        200: deploymentResponse,
+        404: { description: 'Not found', schema: detail },
+        409: { description: 'The deployment is being deleted', schema: detail },
+      },
     },
     async (ctx, { params }) => {
       ctx.body = await service.redeploy(tenantOf(ctx).tenantId, params.deploymentId, params.revisionId);

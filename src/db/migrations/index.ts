@@ -5,6 +5,7 @@ import * as authService from './20261123000100_auth_service';
 import * as localInstances from './20261124000300_local_instances';
 import * as authAttemptOutcome from './20261124000500_auth_attempt_outcome';
 import * as deploymentRouteKey from './20261124000600_deployment_route_key';
+import * as runLatencyBigint from './20261124001000_run_latency_bigint';
 
 export const migrations: Record<string, Knex.Migration> = {
   '20261123000000_core_schema': coreSchema,
@@ -12,4 +13,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261124000300_local_instances': localInstances,
   '20261124000500_auth_attempt_outcome': authAttemptOutcome,
   '20261124000600_deployment_route_key': deploymentRouteKey,
+  '20261124001000_run_latency_bigint': runLatencyBigint,
 };

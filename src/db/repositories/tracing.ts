@@ -61,7 +61,8 @@ function toRun(row: Record<string, any>): TracingRun {
     status: row.status,
     start_time: iso(row.start_time)!,
     end_time: iso(row.end_time),
-    latency_ms: row.latency_ms,
+    // bigint comes back from pg as text; every latency up to the year 9999 is exact in a double.
+    latency_ms: row.latency_ms === null ? null : Number(row.latency_ms),
     error: row.error,
     inputs: parseStored(row.inputs),
     outputs: parseStored(row.outputs),

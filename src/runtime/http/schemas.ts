@@ -45,7 +45,7 @@ export const threadCreateBody = Joi.object({
   if_exists: Joi.string().valid('raise', 'do_nothing').default('raise'),
 })
   .unknown(true)
-  .default({});
+  .default();
 
 export const threadPatchBody = Joi.object({ metadata: jsonObject.required() }).unknown(true);
 
@@ -60,17 +60,31 @@ const searchFields = {
   sort_order: Joi.string().valid('asc', 'desc').default('desc'),
 };
 
-export const threadSearchBody = Joi.object(searchFields).unknown(true).default({});
+// `.default()` (no argument) builds the default from the fields' own defaults: an empty body still gets sort_by & co.
+export const threadSearchBody = Joi.object(searchFields).unknown(true).default();
 export const threadCountBody = Joi.object({ metadata: searchFields.metadata, values: searchFields.values, status: threadStatus })
   .unknown(true)
-  .default({});
+  .default();
 
 /** GET /threads: the same filters as POST /threads/search, `metadata`/`values` as JSON text, `ids` comma-separated. */
+const jsonObjectText = Joi.string().custom((text: string, helpers) => {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed;
+  } catch {
+    // answered below
+  }
+  return helpers.error('object.base');
+}, 'JSON object');
+
 export const threadSearchQuery = Joi.object({
   ...searchFields,
-  metadata: Joi.string().custom((text: string) => JSON.parse(text), 'JSON object'),
-  values: Joi.string().custom((text: string) => JSON.parse(text), 'JSON object'),
-  ids: Joi.string().custom((text: string) => text.split(',').filter(Boolean), 'comma-separated ids'),
+  metadata: jsonObjectText,
+  values: jsonObjectText,
+  ids: Joi.string().custom((text: string, helpers) => {
+    const ids = text.split(',').filter(Boolean);
+    return ids.every((id) => uuid.validate(id).error === undefined) ? ids : helpers.error('string.guid');
+  }, 'comma-separated ids'),
 }).unknown(true);
 
 export const assistantSearchBody = Joi.object({
@@ -80,7 +94,7 @@ export const assistantSearchBody = Joi.object({
   offset: Joi.number().integer().min(0).default(0),
 })
   .unknown(true)
-  .default({});
+  .default();
 
 export const runListQuery = Joi.object({
   limit: Joi.number().integer().min(1).max(1000).default(10),

@@ -9,6 +9,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { answerClientErrorsWithJson } from '../../http/clientErrors';
 import type { Db } from '../../db/knex';
 import { RequestBody } from './requestBody';
 
@@ -46,6 +47,7 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHand
       else res.destroy();
     });
   });
+  answerClientErrorsWithJson(server);
   // Streams (SSE runs) may stay open far longer than node's default request timeout.
   server.requestTimeout = 0;
   server.headersTimeout = 60_000;
@@ -167,10 +169,10 @@ function forward(
       setHost: false,
       agent: false, // A fresh connection per request: a pooled socket to an instance being drained would reset.
     });
-    let responded = false;
+    let relayed: http.IncomingMessage | null = null;
     upstream.on('socket', (socket) => socket.setNoDelay(true));
     upstream.on('response', (response) => {
-      responded = true;
+      relayed = response;
       const responseHeaders: string[] = [];
       for (let i = 0; i < response.rawHeaders.length; i += 2) {
         const key = response.rawHeaders[i] as string;
@@ -180,11 +182,17 @@ function forward(
       res.flushHeaders();
       response.pipe(res);
       response.on('error', () => res.destroy());
+      // The app answered without reading the whole body (a 413): the rest is read and dropped, so the client's
+      // keep-alive connection stays in step instead of stalling on a body nobody reads.
+      response.on('end', () => body.discardRest(upstream));
       resolve('done');
     });
     upstream.on('error', (error: NodeJS.ErrnoException) => {
-      if (responded) {
-        res.destroy();
+      if (relayed) {
+        // An app may answer before reading the whole body (413) and close: sending the rest then fails, but the
+        // answer it gave still goes to the client. Only a response cut short is a broken relay.
+        body.discardRest(upstream);
+        if (!relayed.complete) res.destroy();
         return;
       }
       body.detach(upstream);

@@ -17,7 +17,7 @@ import { deploymentDatabaseUri } from '../../pipeline/deploymentDatabase';
 import { instanceEnvironment, type InstanceCommand } from '../../pipeline/runtimeEnv';
 import { trackGroup, untrackGroup } from '../../os/ownedGroups';
 import { isProcessAlive, stopGroup } from '../../os/processes';
-import { graphxConfigFile, type RevisionSpec } from '../../pipeline/revisionSpec';
+import { buildPaths, graphxConfigFile, type RevisionSpec } from '../../pipeline/revisionSpec';
 import type { InstanceRow } from './instanceRows';
 
 const MAX_COPY_BYTES = 256 * 1024;
@@ -76,6 +76,7 @@ export class InstanceManager {
     const env = instanceEnvironment(spec, {
       port,
       configFile,
+      repoRoot: buildPaths(config.dataDir, spec.revisionId).src,
       databaseUri: deploymentDatabaseUri(config, db, secretBox, spec.deploymentId),
       controlPlaneUrl: this.deps.controlPlaneUrl(),
       serviceToken,

@@ -49,6 +49,15 @@ export class RequestBody {
     else this.req.resume();
   }
 
+  /** Stops feeding `target` for good: the rest of the body is read and dropped (its answer has been relayed). */
+  discardRest(target: http.ClientRequest): void {
+    if (this.target !== target) return;
+    this.target = null;
+    this.chunks = [];
+    this.overflow = true;
+    this.req.resume();
+  }
+
   /** Stops feeding a failed upstream; the rest of the body waits for the next attach. */
   detach(target: http.ClientRequest): void {
     if (this.target !== target) return;

@@ -3,13 +3,15 @@ import fs from 'node:fs';
 import { Client as PgClient } from 'pg';
 import { createActivities } from '../../../activities';
 import {
+  DEPLOYMENT_ROLE_CONNECTION_LIMIT,
+  DEPLOYMENT_ROLE_STATEMENT_TIMEOUT,
   deploymentDatabaseExists,
   deploymentDatabaseName,
   deploymentDatabaseUri,
   dropDeploymentDatabase,
 } from '../../../src/pipeline/deploymentDatabase';
 import { buildPaths } from '../../../src/pipeline/revisionSpec';
-import { activityEnv, createDeployment, createTestDeps, writeBuild, type TestDeps } from './pipelineFixtures';
+import { activityEnv, createDeployment, runActivity, createTestDeps, writeBuild, type TestDeps } from './pipelineFixtures';
 
 describe('provisionDatabase and teardownDeployment activities (real PostgreSQL)', () => {
   let deps: TestDeps;
@@ -78,12 +80,57 @@ describe('provisionDatabase and teardownDeployment activities (real PostgreSQL)'
     const flagged = await createDeployment(deps.db, deps.secretBox);
     await deps.db('deployments').where({ id: flagged.deploymentId }).update({ delete_tracing_project: true });
     const passed = await createDeployment(deps.db, deps.secretBox);
+    await deps.db('deployments').whereIn('id', [flagged.deploymentId, passed.deploymentId]).update({ status: 'AWAITING_DELETE' });
     const activities = createActivities(deps);
     await activityEnv().run(activities.teardownDeployment, { deploymentId: flagged.deploymentId });
     await activityEnv().run(activities.teardownDeployment, { deploymentId: passed.deploymentId, deleteTracingProject: true });
     expect(await deps.db('tracing_projects').whereIn('deployment_id', [flagged.deploymentId, passed.deploymentId])).toHaveLength(
       0,
     );
+  });
+
+  it('limits a deployment role: connection limit, statement timeout, no connection to the control-plane or another deployment database', async () => {
+    const [own, other] = [await createDeployment(deps.db, deps.secretBox), await createDeployment(deps.db, deps.secretBox)];
+    provisioned.push(own.deploymentId, other.deploymentId);
+    const activities = createActivities(deps);
+    await activityEnv().run(activities.provisionDatabase, { deploymentId: own.deploymentId });
+    await activityEnv().run(activities.provisionDatabase, { deploymentId: other.deploymentId });
+    const name = deploymentDatabaseName(own.deploymentId);
+    const role = await deps.db.raw('SELECT rolconnlimit, rolconfig FROM pg_roles WHERE rolname = ?', [name]);
+    expect(role.rows[0].rolconnlimit).toBe(DEPLOYMENT_ROLE_CONNECTION_LIMIT);
+    expect(role.rows[0].rolconfig).toEqual([`statement_timeout=${DEPLOYMENT_ROLE_STATEMENT_TIMEOUT}`]);
+
+    const ownUri = new URL(deploymentDatabaseUri(deps.config, deps.db, deps.secretBox, own.deploymentId));
+    const controlPlaneDatabase = (await deps.db.raw('SELECT current_database() AS name')).rows[0].name as string;
+    for (const database of [controlPlaneDatabase, deploymentDatabaseName(other.deploymentId)]) {
+      const uri = new URL(ownUri);
+      uri.pathname = `/${database}`;
+      const client = new PgClient({ connectionString: uri.toString() });
+      await expect(client.connect()).rejects.toThrow(/permission denied for database/);
+      await client.end().catch(() => {});
+    }
+    const client = new PgClient({ connectionString: ownUri.toString() });
+    await client.connect();
+    try {
+      expect((await client.query('SHOW statement_timeout')).rows[0].statement_timeout).toBe(DEPLOYMENT_ROLE_STATEMENT_TIMEOUT);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('refuses to tear down a deployment the database does not mark for deletion (a forged delete signal)', async () => {
+    const deployment = await createDeployment(deps.db, deps.secretBox);
+    provisioned.push(deployment.deploymentId);
+    const activities = createActivities(deps);
+    await activityEnv().run(activities.provisionDatabase, { deploymentId: deployment.deploymentId });
+    // The workflow's own status write cannot produce the mark either.
+    await runActivity(activities.recordDeploymentStatus, { deploymentId: deployment.deploymentId, status: 'AWAITING_DELETE' });
+    await expect(
+      activityEnv().run(activities.teardownDeployment, { deploymentId: deployment.deploymentId }),
+    ).rejects.toMatchObject({ nonRetryable: true, type: 'NotMarkedForDeletion' });
+    expect(await deploymentDatabaseExists(deps.db, deployment.deploymentId)).toBe(true);
+    const row = await deps.db('deployments').where({ id: deployment.deploymentId }).first('status', 'deleted_at');
+    expect(row).toEqual({ status: 'READY', deleted_at: null });
   });
 
   it('a deployment being deleted gets no database', async () => {

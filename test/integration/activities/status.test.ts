@@ -49,7 +49,8 @@ describe('recordRevisionStatus and recordDeploymentStatus activities', () => {
   it('a deployment awaiting deletion stays so', async () => {
     const { deploymentId } = await createDeployment(deps.db, deps.secretBox);
     const { recordDeploymentStatus } = createActivities(deps);
-    await runActivity(recordDeploymentStatus, { deploymentId, status: 'AWAITING_DELETE' });
+    // Only the API's delete marks a deployment for deletion.
+    await deps.db('deployments').where({ id: deploymentId }).update({ status: 'AWAITING_DELETE' });
     await runActivity(recordDeploymentStatus, { deploymentId, status: 'READY' });
     expect((await deps.db('deployments').where({ id: deploymentId }).first('status')).status).toBe('AWAITING_DELETE');
   });

@@ -97,6 +97,12 @@ describe('deployments API (CONTRACT §2.1–§2.3)', () => {
         ['body', 'secrets', 0, 'name'],
         'string_pattern_mismatch',
       ],
+      [
+        'a repo_ref that git would read as an option',
+        validBody('ok-name', { source_revision_config: { repo_ref: '--upload-pack=touch /tmp/owned' } }),
+        ['body', 'source_revision_config', 'repo_ref'],
+        'string_pattern_mismatch',
+      ],
     ])('rejects %s with 422 in pydantic shape', async (_label, body, loc, type) => {
       const response = await create(body);
       expect(response.status).toBe(422);

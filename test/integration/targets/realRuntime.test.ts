@@ -62,6 +62,7 @@ describe('clone, build, database and rollout of the pipeline-echo LangGraph.js a
       expect(body).toContain('event: updates\ndata: {"respond":{"echo":"echo: hi"}}');
 
       const [instance] = await liveInstances(deps.db, deployment.deploymentId);
+      await deps.db('deployments').where({ id: deployment.deploymentId }).update({ status: 'AWAITING_DELETE' });
       await runActivity(activities.teardownDeployment, { deploymentId: deployment.deploymentId });
       expect(isProcessAlive(instance?.pid)).toBe(false);
     } finally {

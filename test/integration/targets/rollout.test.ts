@@ -159,6 +159,7 @@ describe('rolloutRevision on the local target (real processes, fake runtime scri
     const deployment = await deployRevision();
     const { url } = await rollout(deployment.revisionId, deployment.deploymentId);
     const app = await whoami(url);
+    await deps.db('deployments').where({ id: deployment.deploymentId }).update({ status: 'AWAITING_DELETE' });
     await runActivity(createActivities(deps).teardownDeployment, { deploymentId: deployment.deploymentId });
     expect(isProcessAlive(app.pid)).toBe(false);
     expect(await liveInstances(deps.db, deployment.deploymentId)).toHaveLength(0);

@@ -1,4 +1,5 @@
 /** What the runtime's routes are built from, and the per-request helpers they share. */
+import type { BaseStore } from '@langchain/langgraph-checkpoint';
 import type Koa from 'koa';
 import { authorize, type AuthFilter } from '../../auth/authorization';
 import type { CustomAuth } from '../../auth/authMiddleware';
@@ -22,6 +23,7 @@ export interface RuntimeServices {
   backgroundRuns: BackgroundRuns;
   runQueue: RunQueueStore;
   runEvents: RunEvents;
+  store: BaseStore;
   coordinator: RunCoordinator;
   customAuth: CustomAuth | null;
   /** Deleting a thread also drops its checkpoints. */

@@ -1,0 +1,288 @@
+/**
+ * ContainerEngine over the Docker Engine API (dockerode) on a unix socket: Docker Engine on a user's host, or
+ * `podman system service` (podmanService.ts) here. Every container it runs drops all capabilities and sets
+ * `no-new-privileges`, so no caller can forget them.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Docker from 'dockerode';
+import {
+  ContainerEngineError,
+  type BuildImageOptions,
+  type ContainerEngine,
+  type ContainerInfo,
+  type ContainerSpec,
+  type ContainerState,
+  type ImageInfo,
+  type RegistryAuth,
+} from './engine';
+import type { ContainerUlimit } from './engineConfig';
+
+interface ProgressEvent {
+  stream?: string;
+  status?: string;
+  error?: string;
+  errorDetail?: { message?: string };
+}
+
+export class DockerEngine implements ContainerEngine {
+  private readonly docker: Docker;
+
+  /**
+   * `ulimits` are sent with every container although graphx's containers.conf holds the same values: podman 4.3's
+   * compat API applies the configured defaults with soft and hard swapped, and runc then refuses to start.
+   */
+  constructor(
+    readonly socketPath: string,
+    private readonly ulimits: ContainerUlimit[] = [],
+  ) {
+    this.docker = new Docker({ socketPath });
+  }
+
+  async ping(): Promise<void> {
+    try {
+      await this.docker.ping();
+    } catch (error) {
+      throw new ContainerEngineError(`no container engine answers on ${this.socketPath}: ${messageOf(error)}`);
+    }
+  }
+
+  async inspectImage(ref: string): Promise<ImageInfo | null> {
+    try {
+      const info = await this.docker.getImage(ref).inspect();
+      return { id: info.Id, repoDigests: info.RepoDigests ?? [], labels: info.Config?.Labels ?? {} };
+    } catch (error) {
+      if (statusOf(error) === 404) return null;
+      throw engineError(`inspect image ${ref}`, error);
+    }
+  }
+
+  async buildImage(options: BuildImageOptions): Promise<ImageInfo> {
+    const entries = fs.readdirSync(options.contextDir);
+    let stream: NodeJS.ReadableStream;
+    try {
+      stream = await this.docker.buildImage({ context: options.contextDir, src: entries }, {
+        t: options.tag,
+        dockerfile: options.dockerfile ?? 'Dockerfile',
+        labels: options.labels ?? {},
+        rm: true,
+        forcerm: true,
+        abortSignal: options.signal,
+      } as Docker.ImageBuildOptions);
+    } catch (error) {
+      throw engineError(`build ${options.tag}`, error);
+    }
+    await this.follow(stream, `build ${options.tag}`, (event) => {
+      for (const line of (event.stream ?? '').split('\n')) if (line.trim()) options.onOutput?.(line);
+    });
+    return this.requireImage(options.tag);
+  }
+
+  /**
+   * `FROM scratch` + `ADD rootfs.tar /` through the build endpoint: the Engine API's own import (`fromSrc`) is not
+   * served the same by every engine (podman's compat API drops the connection), a build is.
+   */
+  async importImage(tarPath: string, ref: string, changes: string[] = []): Promise<ImageInfo> {
+    const context = fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-import-'));
+    try {
+      fs.linkSync(tarPath, path.join(context, 'rootfs.tar'));
+    } catch {
+      fs.copyFileSync(tarPath, path.join(context, 'rootfs.tar'));
+    }
+    try {
+      fs.writeFileSync(path.join(context, 'Dockerfile'), ['FROM scratch', 'ADD rootfs.tar /', ...changes, ''].join('\n'));
+      return await this.buildImage({ contextDir: context, tag: ref });
+    } finally {
+      fs.rmSync(context, { recursive: true, force: true });
+    }
+  }
+
+  async pullImage(ref: string, auth?: RegistryAuth): Promise<ImageInfo> {
+    let stream: NodeJS.ReadableStream;
+    try {
+      stream = await this.docker.pull(ref, auth ? { authconfig: auth } : {});
+    } catch (error) {
+      throw engineError(`pull ${ref}`, error);
+    }
+    await this.follow(stream, `pull ${ref}`);
+    return this.requireImage(ref);
+  }
+
+  async tagImage(ref: string, newRef: string): Promise<void> {
+    const slash = newRef.lastIndexOf('/');
+    const colon = newRef.lastIndexOf(':');
+    const [repo, tag] = colon > slash ? [newRef.slice(0, colon), newRef.slice(colon + 1)] : [newRef, 'latest'];
+    try {
+      await this.docker.getImage(ref).tag({ repo, tag });
+    } catch (error) {
+      throw engineError(`tag ${ref} as ${newRef}`, error);
+    }
+  }
+
+  async removeImage(ref: string): Promise<void> {
+    try {
+      await this.docker.getImage(ref).remove();
+    } catch (error) {
+      if (statusOf(error) !== 404) throw engineError(`remove image ${ref}`, error);
+    }
+  }
+
+  async runContainer(spec: ContainerSpec): Promise<ContainerInfo> {
+    const port = spec.publish ? `${spec.publish.containerPort}/tcp` : null;
+    try {
+      const container = await this.docker.createContainer({
+        name: spec.name,
+        Image: spec.image,
+        Cmd: spec.cmd,
+        Env: Object.entries(spec.env ?? {}).map(([name, value]) => `${name}=${value}`),
+        Labels: spec.labels ?? {},
+        User: spec.user,
+        WorkingDir: spec.workingDir,
+        ExposedPorts: port ? { [port]: {} } : undefined,
+        HostConfig: {
+          PortBindings: port
+            ? { [port]: [{ HostIp: '127.0.0.1', HostPort: spec.publish!.hostPort ? String(spec.publish!.hostPort) : '' }] }
+            : undefined,
+          Binds: (spec.mounts ?? []).map((m) => `${m.source}:${m.target}${m.readOnly ? ':ro' : ''}`),
+          ReadonlyRootfs: spec.readOnlyRootfs ?? false,
+          Tmpfs: spec.tmpfs,
+          Memory: spec.memoryMb ? spec.memoryMb * 1024 * 1024 : undefined,
+          // Without swap equal to memory, podman lets a container page out past its limit instead of being killed.
+          MemorySwap: spec.memoryMb ? spec.memoryMb * 1024 * 1024 : undefined,
+          NanoCpus: spec.cpus ? Math.round(spec.cpus * 1e9) : undefined,
+          PidsLimit: spec.pidsLimit,
+          NetworkMode: spec.network,
+          Ulimits: this.ulimits.map((limit) => ({ Name: limit.name, Soft: limit.soft, Hard: limit.hard })),
+          CapDrop: ['ALL'],
+          SecurityOpt: ['no-new-privileges'],
+        },
+      });
+      await container.start();
+      return (await this.inspectContainer(container.id))!;
+    } catch (error) {
+      throw engineError(`run container ${spec.name} from ${spec.image}`, error);
+    }
+  }
+
+  async inspectContainer(idOrName: string): Promise<ContainerInfo | null> {
+    try {
+      const info = await this.docker.getContainer(idOrName).inspect();
+      const ports = Object.values(info.NetworkSettings?.Ports ?? {}).flat();
+      const hostPort = ports.find((binding) => binding?.HostPort)?.HostPort;
+      return {
+        id: info.Id,
+        name: info.Name.replace(/^\//, ''),
+        image: info.Config.Image,
+        state: info.State.Status as ContainerState,
+        exitCode: info.State.Running ? null : info.State.ExitCode,
+        oomKilled: info.State.OOMKilled,
+        labels: info.Config.Labels ?? {},
+        hostPort: hostPort ? Number(hostPort) : null,
+      };
+    } catch (error) {
+      if (statusOf(error) === 404) return null;
+      throw engineError(`inspect container ${idOrName}`, error);
+    }
+  }
+
+  async listContainers(labels: Record<string, string>): Promise<ContainerInfo[]> {
+    const found = await this.docker.listContainers({
+      all: true,
+      filters: { label: Object.entries(labels).map(([key, value]) => `${key}=${value}`) },
+    });
+    const infos = await Promise.all(found.map((summary) => this.inspectContainer(summary.Id)));
+    return infos.filter((info): info is ContainerInfo => info !== null);
+  }
+
+  async stopContainer(idOrName: string, graceSeconds: number): Promise<void> {
+    try {
+      await this.docker.getContainer(idOrName).stop({ t: graceSeconds });
+    } catch (error) {
+      // 304: already stopped; 404: gone.
+      if (statusOf(error) !== 304 && statusOf(error) !== 404) throw engineError(`stop ${idOrName}`, error);
+    }
+  }
+
+  async removeContainer(idOrName: string): Promise<void> {
+    try {
+      await this.docker.getContainer(idOrName).remove({ force: true, v: true });
+    } catch (error) {
+      if (statusOf(error) !== 404) throw engineError(`remove ${idOrName}`, error);
+    }
+  }
+
+  async waitContainer(idOrName: string): Promise<number> {
+    const result = (await this.docker.getContainer(idOrName).wait()) as { StatusCode: number };
+    return result.StatusCode;
+  }
+
+  /**
+   * Reads the whole log and keeps the last lines here: podman 4.3's `tail` joins a partial line (Node writes
+   * "v20\n" in two parts) with the next one.
+   */
+  async containerLogs(idOrName: string, tail: number): Promise<string> {
+    const raw = (await this.docker
+      .getContainer(idOrName)
+      .logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer;
+    const text = demultiplex(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw)));
+    const lines = text.split('\n');
+    const last = lines.at(-1) === '' ? lines.slice(0, -1) : lines;
+    return last.slice(-tail).join('\n') + (text.endsWith('\n') ? '\n' : '');
+  }
+
+  private async requireImage(ref: string): Promise<ImageInfo> {
+    const image = await this.inspectImage(ref);
+    if (!image) throw new ContainerEngineError(`image ${ref} is missing after it was created`);
+    return image;
+  }
+
+  /** Reads a progress stream to its end; an `error` event rejects with the engine's own message. */
+  private follow(stream: NodeJS.ReadableStream, what: string, onEvent?: (event: ProgressEvent) => void): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.docker.modem.followProgress(
+        stream,
+        (error: Error | null) => (error ? reject(engineError(what, error)) : resolve()),
+        (event: ProgressEvent) => {
+          if (event.error) {
+            reject(new ContainerEngineError(`${what}: ${event.errorDetail?.message ?? event.error}`.trim()));
+            return;
+          }
+          onEvent?.(event);
+        },
+      );
+    });
+  }
+}
+
+/**
+ * A non-tty container's log is framed: 8-byte header (stream, 3 zero bytes, big-endian length) then the payload.
+ * Unframed text (a tty container, or an engine that does not frame) is returned as it is.
+ */
+export function demultiplex(raw: Buffer): string {
+  const parts: Buffer[] = [];
+  let offset = 0;
+  while (offset + 8 <= raw.length) {
+    const kind = raw[offset];
+    if ((kind !== 0 && kind !== 1 && kind !== 2) || raw.readUIntBE(offset + 1, 3) !== 0) return raw.toString('utf8');
+    const length = raw.readUInt32BE(offset + 4);
+    parts.push(raw.subarray(offset + 8, offset + 8 + length));
+    offset += 8 + length;
+  }
+  return offset === 0 && raw.length > 0 ? raw.toString('utf8') : Buffer.concat(parts).toString('utf8');
+}
+
+function statusOf(error: unknown): number | null {
+  const status = (error as { statusCode?: unknown }).statusCode;
+  return typeof status === 'number' ? status : null;
+}
+
+function messageOf(error: unknown): string {
+  const json = (error as { json?: { message?: string } }).json;
+  return (json?.message ?? (error as Error).message ?? String(error)).trim();
+}
+
+function engineError(what: string, error: unknown): ContainerEngineError {
+  if (error instanceof ContainerEngineError) return error;
+  return new ContainerEngineError(`${what}: ${messageOf(error)}`, statusOf(error));
+}

