@@ -176,15 +176,13 @@ export const storeItemQuery = Joi.object({
 export const storeDeleteBody = Joi.object({ namespace: namespace.required(), key: Joi.string().min(1).required() }).unknown(true);
 
 export const storeSearchBody = Joi.object({
-  namespace_prefix: Joi.array().items(namespaceLabel).default([]),
+  namespace_prefix: Joi.array().items(namespaceLabel).min(1).required(),
   filter: jsonObject.allow(null),
   limit: Joi.number().integer().min(1).max(1000).default(10),
   offset: Joi.number().integer().min(0).default(0),
   query: Joi.string().allow(null, ''),
   refresh_ttl: Joi.boolean().allow(null),
-})
-  .unknown(true)
-  .default({});
+}).unknown(true);
 
 export const storeNamespacesBody = Joi.object({
   prefix: Joi.array().items(namespaceLabel).allow(null),
