@@ -4,6 +4,7 @@
  * application's own `@langchain/langgraph`, so they are handled by shape (duck typing), never by `instanceof`.
  */
 import crypto from 'node:crypto';
+import type { BaseStore } from '@langchain/langgraph-checkpoint';
 import type { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { ConfigError } from '../config';
 import type { GraphSpec } from './appConfig';
@@ -12,9 +13,19 @@ import { importExport } from './moduleLoader';
 /** The part of a compiled LangGraph.js graph the runtime uses. */
 export interface RunnableGraph {
   stream(input: unknown, options: Record<string, unknown>): Promise<AsyncIterable<unknown>>;
-  getState(config: Record<string, unknown>): Promise<GraphStateSnapshot>;
+  getState(config: Record<string, unknown>, options?: { subgraphs?: boolean }): Promise<GraphStateSnapshot>;
+  getStateHistory(
+    config: Record<string, unknown>,
+    options: { limit?: number; before?: Record<string, unknown>; filter?: Record<string, unknown> },
+  ): AsyncIterable<GraphStateSnapshot>;
+  updateState(
+    config: Record<string, unknown>,
+    values: unknown,
+    asNode?: string,
+  ): Promise<{ configurable?: Record<string, unknown> }>;
   withConfig(config: Record<string, unknown>): RunnableGraph;
   checkpointer?: unknown;
+  store?: unknown;
 }
 
 export interface GraphStateSnapshot {
@@ -75,10 +86,12 @@ function toCompiled(value: unknown, graphId: string): RunnableGraph {
  * Copies of one graph for the two kinds of run: thread runs checkpoint into PostgreSQL, threadless runs keep no
  * checkpoint at all. `withConfig` returns a new graph object, so concurrent runs never share a mutated one.
  */
-function withCheckpointer(graph: RunnableGraph, checkpointer: PostgresSaver | undefined): RunnableGraph {
-  if (!checkpointer && !graph.checkpointer) return graph;
+function withCheckpointer(graph: RunnableGraph, checkpointer: PostgresSaver | undefined, store: BaseStore): RunnableGraph {
+  if (!checkpointer && !graph.checkpointer && graph.store === store) return graph;
   const copy = graph.withConfig({});
   copy.checkpointer = checkpointer;
+  // The deployment's store (the same one /store/* serves), as the anchor gives every graph.
+  copy.store = store;
   return copy;
 }
 
@@ -92,6 +105,7 @@ export class LoadedGraph {
     readonly spec: GraphSpec,
     exported: unknown,
     private readonly checkpointer: PostgresSaver,
+    private readonly store: BaseStore,
     loadedAt: string,
   ) {
     const assistantId = uuid5(spec.graphId);
@@ -111,8 +125,8 @@ export class LoadedGraph {
       this.factory = exported as GraphFactory;
     } else {
       const compiled = toCompiled(exported, spec.graphId);
-      this.threaded = withCheckpointer(compiled, checkpointer);
-      this.threadless = withCheckpointer(compiled, undefined);
+      this.threaded = withCheckpointer(compiled, checkpointer, store);
+      this.threadless = withCheckpointer(compiled, undefined, store);
     }
   }
 
@@ -120,7 +134,7 @@ export class LoadedGraph {
   async forRun(config: Record<string, unknown>, stateful: boolean): Promise<RunnableGraph> {
     if (!this.factory) return (stateful ? this.threaded : this.threadless)!;
     const compiled = toCompiled(await this.factory(config), this.spec.graphId);
-    return withCheckpointer(compiled, stateful ? this.checkpointer : undefined);
+    return withCheckpointer(compiled, stateful ? this.checkpointer : undefined, this.store);
   }
 }
 
@@ -139,12 +153,12 @@ export class GraphRegistry {
    * Imports every graph of graphx.json (awaiting promises).
    * @throws ConfigError naming the graph that failed.
    */
-  static async load(specs: GraphSpec[], checkpointer: PostgresSaver): Promise<GraphRegistry> {
+  static async load(specs: GraphSpec[], checkpointer: PostgresSaver, store: BaseStore): Promise<GraphRegistry> {
     const loadedAt = new Date().toISOString();
     const graphs: LoadedGraph[] = [];
     for (const spec of specs) {
       const exported = await importExport(spec);
-      graphs.push(new LoadedGraph(spec, await exported, checkpointer, loadedAt));
+      graphs.push(new LoadedGraph(spec, await exported, checkpointer, store, loadedAt));
     }
     return new GraphRegistry(graphs);
   }

@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import Router from '@koa/router';
 import Koa from 'koa';
+import { PostgresStore } from '@langchain/langgraph-checkpoint-postgres/store';
 import { Pool } from 'pg';
 import { answerClientErrorsWithJson } from '../http/clientErrors';
 import { errorMiddleware } from '../http/errors';
@@ -21,8 +22,11 @@ import { logger } from '../logger';
 import { applyAppEnv, loadAppConfig } from './appConfig';
 import { authMiddleware, isCustomAuth, type CustomAuth } from './auth/authMiddleware';
 import { ControlPlaneClient } from './controlPlaneClient';
+import { BackgroundRuns } from './execution/backgroundRuns';
 import { RunCoordinator } from './execution/runCoordinator';
+import { RunEvents } from './execution/runEvents';
 import { RunService } from './execution/runService';
+import { ThreadStateService } from './execution/threadState';
 import { GraphRegistry } from './graphs';
 import { httpExceptionMiddleware } from '../http/httpException';
 import type { RuntimeServices } from './http/routes/context';
@@ -31,7 +35,9 @@ import { RuntimeMetrics } from './metrics';
 import { importExport } from './moduleLoader';
 import { RunRecorder } from './recording/runRecorder';
 import { TraceShipper } from './recording/traceShipper';
+import { RunQueueStore } from './storage/runQueueStore';
 import { RunStore } from './storage/runStore';
+import { webhookDeliverer } from './recording/webhook';
 import { runTuningFromEnv } from './settings';
 import { ensureRuntimeSchema } from './storage/schema';
 import { createTrackedPostgresSaver } from './storage/trackedCheckpointer';
@@ -64,6 +70,15 @@ function packageVersion(appDir: string, name: string): string | null {
   }
 }
 
+/**
+ * Makes `getLogger()` of `@langchain/langgraph-sdk/logging` work in app code, at import time included: the SDK reads
+ * its logger from this global symbol, which the anchor's server sets before it loads graphs.
+ */
+function registerSdkLogger(): void {
+  const key = Symbol.for('langgraph.api.sdk-logger');
+  (globalThis as Record<symbol, unknown>)[key] ??= logger.child({ component: 'app' });
+}
+
 async function loadCustomAuth(config: ReturnType<typeof loadAppConfig>): Promise<CustomAuth | null> {
   if (!config.auth) return null;
   const exported = await importExport(config.auth);
@@ -83,9 +98,16 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const pool = new Pool({ connectionString: options.databaseUri, max: 20 });
   pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
   const checkpointer = await createTrackedPostgresSaver(pool, packageModuleKind(appConfig.appDir));
-  await ensureRuntimeSchema(pool, checkpointer);
+  // The store keeps its own small pool (the library builds it); TTL sweeps run in every instance, harmlessly.
+  const store = new PostgresStore({
+    connectionOptions: { connectionString: options.databaseUri, max: 5 },
+    ensureTables: false,
+    ttl: { refreshOnRead: true, sweepIntervalMinutes: 5 },
+  });
+  await ensureRuntimeSchema(pool, checkpointer, store);
 
-  const graphs = await GraphRegistry.load(appConfig.graphs, checkpointer);
+  registerSdkLogger();
+  const graphs = await GraphRegistry.load(appConfig.graphs, checkpointer, store);
   const customAuth = await loadCustomAuth(appConfig);
   const controlPlane = options.controlPlane
     ? new ControlPlaneClient(options.controlPlane.url, options.controlPlane.serviceToken)
@@ -117,11 +139,34 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     commandClass: async () => ((await import(appRequire.resolve('@langchain/langgraph'))) as { Command: any }).Command,
   });
 
+  const runQueue = new RunQueueStore(pool, instanceId, tuning.leaseMs);
+  const runEvents = new RunEvents();
+  const backgroundRuns = new BackgroundRuns({
+    runService,
+    queue: runQueue,
+    runs,
+    threads,
+    coordinator,
+    events: runEvents,
+    concurrency: tuning.backgroundConcurrency,
+    deliverWebhook: webhookDeliverer(tuning.webhookDestinations),
+  });
+
   const services: RuntimeServices = {
     graphs,
     threads,
     runs,
     runService,
+    threadState: new ThreadStateService({
+      graphs,
+      threads,
+      leases: coordinator.leases,
+      afterRelease: (threadId) => coordinator.announceRelease(threadId),
+    }),
+    backgroundRuns,
+    runQueue,
+    runEvents,
+    store,
     coordinator,
     customAuth,
     deleteCheckpoints: async (threadId) => {
@@ -162,6 +207,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   });
   const port = (server.address() as { port: number }).port;
   shipper?.kick();
+  backgroundRuns.kick();
   logger.info(
     { port, graphs: appConfig.graphs.map((graph) => graph.graphId), customAuth: Boolean(customAuth) },
     'runtime serving',
@@ -175,8 +221,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       const deadline = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
       await closed;
       clearTimeout(deadline);
+      await backgroundRuns.close();
       await coordinator.close();
       await recorder.close();
+      await store.stop().catch(() => undefined);
       await shipper?.close();
       await pool.end();
     })());

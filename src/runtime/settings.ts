@@ -81,19 +81,31 @@ export function runtimeWorkersFromEnv(env: NodeJS.ProcessEnv = process.env): num
 export interface RunTuning {
   leaseMs: number;
   enqueueWaitMs: number;
+  /** Background runs one instance executes at once. */
+  backgroundConcurrency: number;
+  webhookDestinations: 'public' | 'private' | 'any';
 }
 
 const tuningSchema = Joi.object({
   GRAPHX_RUNTIME_LEASE_MS: Joi.number().integer().min(300).max(600_000).empty('').default(30_000),
   GRAPHX_RUNTIME_ENQUEUE_WAIT_MS: Joi.number().integer().min(0).max(3_600_000).empty('').default(120_000),
+  GRAPHX_RUNTIME_BACKGROUND_CONCURRENCY: Joi.number().integer().min(1).max(1000).empty('').default(10),
+  GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS: Joi.string().valid('public', 'private', 'any').empty('').default('public'),
 }).unknown(true);
 
 /**
- * `GRAPHX_RUNTIME_LEASE_MS` (default 30 s) and `GRAPHX_RUNTIME_ENQUEUE_WAIT_MS` (default 120 s).
+ * `GRAPHX_RUNTIME_LEASE_MS` (default 30 s), `GRAPHX_RUNTIME_ENQUEUE_WAIT_MS` (default 120 s),
+ * `GRAPHX_RUNTIME_BACKGROUND_CONCURRENCY` (default 10) and `GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS` (`public`: only
+ * public addresses; `private`: also private ranges; `any`: loopback too, for development).
  * @throws ConfigError for a value out of range.
  */
 export function runTuningFromEnv(env: NodeJS.ProcessEnv = process.env): RunTuning {
   const { value, error } = tuningSchema.validate(env, { convert: true });
   if (error) throw new ConfigError(`Invalid runtime environment: ${error.message}`);
-  return { leaseMs: value.GRAPHX_RUNTIME_LEASE_MS, enqueueWaitMs: value.GRAPHX_RUNTIME_ENQUEUE_WAIT_MS };
+  return {
+    leaseMs: value.GRAPHX_RUNTIME_LEASE_MS,
+    enqueueWaitMs: value.GRAPHX_RUNTIME_ENQUEUE_WAIT_MS,
+    backgroundConcurrency: value.GRAPHX_RUNTIME_BACKGROUND_CONCURRENCY,
+    webhookDestinations: value.GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS,
+  };
 }

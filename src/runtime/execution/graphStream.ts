@@ -102,8 +102,9 @@ export async function* streamGraph(
       const suffix = namespace.length > 0 ? `|${namespace.join('|')}` : '';
       if (mode === 'values') {
         if (!suffix) {
-          outcome.finalValues = chunk;
+          // An interrupt arrives as a values chunk of its own; the state stays the one before it.
           if (chunk && typeof chunk === 'object' && '__interrupt__' in chunk) outcome.interrupted = true;
+          else outcome.finalValues = chunk;
         }
         if (wanted.has('values')) yield { event: `values${suffix}`, data: chunk };
         if (legacy) for (const event of legacy.fromValues(chunk)) yield { ...event, event: event.event + suffix };

@@ -12,7 +12,8 @@ import type { CancelAction, ThreadLeases } from '../storage/threadLeases';
 const CHANNEL = 'graphx_runtime';
 const RECONNECT_DELAY_MS = 1_000;
 
-type Message = { type: 'cancel'; run_id: string; action: CancelAction } | { type: 'released'; thread_id: string };
+type Message =
+  { type: 'cancel'; run_id: string; action: CancelAction } | { type: 'released'; thread_id: string } | { type: 'queued' };
 
 /** Why a thread run stopped early; `lease-lost`: another process took the thread over. */
 export type StopReason = CancelAction | 'client' | 'lease-lost';
@@ -26,6 +27,8 @@ export class RunCoordinator {
   private readonly local = new Map<string, LocalRun>();
   private readonly waiters = new Map<string, Set<() => void>>();
   private listener: Client | null = null;
+  /** Called when a background run may have become runnable (queued, or a thread released). */
+  onRunnable: () => void = () => undefined;
   private closed = false;
   private readonly heartbeatTimer: NodeJS.Timeout;
 
@@ -70,9 +73,9 @@ export class RunCoordinator {
     };
   }
 
-  /** Asks whichever process runs `runId` on `threadId` to stop it. */
-  async requestCancel(threadId: string, runId: string, action: CancelAction): Promise<void> {
-    if (!(await this.leases.requestCancel(threadId, runId, action))) return;
+  /** Asks whichever process runs `runId` (on `threadId`, null for a threadless background run) to stop it. */
+  async requestCancel(threadId: string | null, runId: string, action: CancelAction): Promise<void> {
+    if (threadId && !(await this.leases.requestCancel(threadId, runId, action))) return;
     await this.notify({ type: 'cancel', run_id: runId, action });
   }
 
@@ -84,6 +87,11 @@ export class RunCoordinator {
     const released = this.waitForRelease(threadId, timeoutMs);
     await this.notify({ type: 'cancel', run_id: runId, action: 'interrupt' });
     await released;
+  }
+
+  /** Tells every process that a background run was queued. */
+  async announceQueued(): Promise<void> {
+    await this.notify({ type: 'queued' });
   }
 
   /** Tells waiting processes that the thread is free. */
@@ -129,7 +137,10 @@ export class RunCoordinator {
       return;
     }
     if (message.type === 'cancel') this.stopLocal(message.run_id, message.action);
-    else if (message.type === 'released') for (const wake of [...(this.waiters.get(message.thread_id) ?? [])]) wake();
+    else if (message.type === 'released') {
+      for (const wake of [...(this.waiters.get(message.thread_id) ?? [])]) wake();
+      this.onRunnable();
+    } else if (message.type === 'queued') this.onRunnable();
   }
 
   private async notify(message: Message): Promise<void> {

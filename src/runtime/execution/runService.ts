@@ -17,6 +17,7 @@ import type { RunCoordinator, StopReason } from './runCoordinator';
 import { claimThread, type ClaimLimits, type MultitaskStrategy } from './threadClaim';
 import { streamGraph, type ApiStreamMode, type GraphRunOutcome, type StreamEvent } from './graphStream';
 import { toWireJson, truncateJson } from './serialize';
+import { interruptsOf } from './threadState';
 
 export interface RunRequest {
   assistant_id: string;
@@ -30,6 +31,11 @@ export interface RunRequest {
   on_disconnect: 'cancel' | 'continue';
   multitask_strategy?: MultitaskStrategy;
   if_not_exists?: 'reject' | 'create';
+  stream_resumable?: boolean;
+  webhook?: string;
+  /** Fork: run from this earlier checkpoint of the thread instead of its head. */
+  checkpoint_id?: string;
+  checkpoint?: { checkpoint_id?: string; checkpoint_ns?: string; checkpoint_map?: Record<string, unknown> } | null;
 }
 
 export interface PreparedRun {
@@ -41,6 +47,8 @@ export interface PreparedRun {
   startedAt: number;
   /** Newest checkpoint of the thread when the run got it: a rollback deletes everything after it. */
   checkpointBefore: string | null;
+  /** A queued run: cancellable through the coordinator even without a thread. */
+  background?: boolean;
 }
 
 const AUTH_KEYS = ['graphx_auth_user', 'graphx_auth_user_id', 'graphx_auth_permissions'];
@@ -64,11 +72,17 @@ export class RunService {
     },
   ) {}
 
-  /**
-   * Everything that can fail with a 4xx happens here, before any byte of the stream: unknown assistant (404),
-   * forbidden (403), thread missing or outside the filter (404), thread busy (409).
-   */
-  async prepare(user: AuthUser | null, threadId: string | null, request: RunRequest): Promise<PreparedRun> {
+  /** The graph an assistant id or graph name names. */
+  graphFor(assistantId: string): LoadedGraph | undefined {
+    return this.deps.graphs.find(assistantId);
+  }
+
+  /** Resolves the graph, authorizes `threads:create_run` (the handler may stamp metadata) and builds the run. */
+  async newRun(
+    user: AuthUser | null,
+    threadId: string | null,
+    request: RunRequest,
+  ): Promise<{ graph: LoadedGraph; run: Run; filter: AuthFilter }> {
     const graph = this.deps.graphs.find(request.assistant_id);
     if (!graph)
       throw new NotFoundError(
@@ -101,6 +115,17 @@ export class RunService {
       created_at: now,
       updated_at: now,
     };
+    return { graph, run, filter };
+  }
+
+  /**
+   * Everything that can fail with a 4xx happens here, before any byte of the stream: unknown assistant (404),
+   * forbidden (403), thread missing or outside the filter (404), thread busy (409).
+   */
+  async prepare(user: AuthUser | null, threadId: string | null, request: RunRequest): Promise<PreparedRun> {
+    const { graph, run, filter } = await this.newRun(user, threadId, request);
+    const runId = run.run_id;
+    const runMetadata = run.metadata;
     let checkpointBefore: string | null = null;
     if (threadId) {
       const graphMetadata = { graph_id: graph.spec.graphId, assistant_id: graph.assistant.assistant_id };
@@ -134,7 +159,7 @@ export class RunService {
     };
   }
 
-  private graphConfig(user: AuthUser | null, run: Run, graph: LoadedGraph, request: RunRequest): Record<string, unknown> {
+  graphConfig(user: AuthUser | null, run: Run, graph: LoadedGraph, request: RunRequest): Record<string, unknown> {
     const { configurable: clientConfigurable, recursion_limit: recursionLimit, ...restConfig } = request.config ?? {};
     // A threadless run still gets a thread id (a temporary one, never stored), as the anchors do.
     const threadId = run.thread_id ?? crypto.randomUUID();
@@ -146,6 +171,10 @@ export class RunService {
       assistant_id: graph.assistant.assistant_id,
     };
     for (const key of AUTH_KEYS) delete configurable[key];
+    if (run.thread_id) {
+      const fork = { ...(request.checkpoint ?? {}), ...(request.checkpoint_id ? { checkpoint_id: request.checkpoint_id } : {}) };
+      for (const [key, value] of Object.entries(fork)) if (value !== undefined && value !== null) configurable[key] = value;
+    }
     if (user) {
       configurable.graphx_auth_user = user;
       configurable.graphx_auth_user_id = user.identity;
@@ -174,7 +203,7 @@ export class RunService {
     const { run, request } = prepared;
     const outcome: GraphRunOutcome = { status: 'error', finalValues: undefined, interrupted: false, error: null };
     // A thread run can also be stopped by another request (interrupt, rollback) or by losing its lease.
-    const tracked = run.thread_id ? this.deps.coordinator.track(run.run_id, clientSignal) : null;
+    const tracked = run.thread_id || prepared.background ? this.deps.coordinator.track(run.run_id, clientSignal) : null;
     const signal = tracked?.signal ?? clientSignal;
     this.deps.metrics?.runStarted(prepared.graph.spec.graphId);
     try {
@@ -229,12 +258,14 @@ export class RunService {
     const status = outcome.status;
     if (run.thread_id) {
       const threadStatus: ThreadStatus = status === 'error' ? 'error' : outcome.interrupted ? 'interrupted' : 'idle';
+      // Only an interrupted run pays for the extra state read that names its pending interrupts.
+      const interrupts = outcome.interrupted && !stopReason ? await this.pendingInterrupts(prepared) : {};
       // The thread is released before the stream closes, so the client's next run on it is never refused as busy.
       await Promise.all([
         this.releaseThread(run.thread_id, run.run_id, {
           status: threadStatus,
           valuesJson,
-          interrupts: {},
+          interrupts,
           error: outcome.error?.message ?? null,
         }),
         this.deps.runs.setStatus(run.run_id, status),
@@ -255,6 +286,15 @@ export class RunService {
         }
       : null;
     this.deps.recorder.record(finished, trace);
+  }
+
+  private async pendingInterrupts(prepared: PreparedRun): Promise<Record<string, unknown>> {
+    try {
+      const config = { configurable: { thread_id: prepared.run.thread_id } };
+      return interruptsOf(await (await prepared.graph.forRun(prepared.graphConfig, true)).getState(config));
+    } catch {
+      return {};
+    }
   }
 
   /** Runs to the end and returns the final values (`POST .../runs/wait`); a failure is `{"__error__": …}`. */

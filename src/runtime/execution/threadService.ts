@@ -1,15 +1,14 @@
 /**
  * What the thread routes do, apart from HTTP: search, create, count, read, patch, delete (stopping a busy run and
- * dropping the checkpoints) and the thread's graph state. Every operation takes the caller's authorization filter;
+ * dropping the checkpoints) (state and history: threadState.ts). Every operation takes the caller's authorization filter;
  * a thread outside it is not found.
  */
 import { NotFoundError } from '../../errors';
 import type { AuthFilter } from '../auth/authorization';
-import type { GraphRegistry, GraphStateSnapshot } from '../graphs';
+import type { GraphRegistry } from '../graphs';
 import type { RunStore } from '../storage/runStore';
 import type { ThreadQuery, ThreadStatus, ThreadStore } from '../storage/threadStore';
 import type { RunCoordinator } from './runCoordinator';
-import { toWireJson } from './serialize';
 
 /** A validated search (POST /threads/search body or GET /threads query). */
 export interface ThreadSearchInput {
@@ -34,27 +33,7 @@ export interface ThreadServiceDeps {
 /** How long deleting a busy thread waits for its run to stop before dropping the checkpoints anyway. */
 const STOP_WAIT_MS = 5_000;
 
-const EMPTY_STATE = JSON.stringify({
-  values: {},
-  next: [],
-  tasks: [],
-  metadata: {},
-  created_at: null,
-  checkpoint: null,
-  parent_checkpoint: null,
-});
-
 const threadNotFound = (threadId: string) => new NotFoundError(`Thread with ID ${threadId} not found.`);
-
-function checkpointOf(config: GraphStateSnapshot['config']): Record<string, unknown> | null {
-  const configurable = config?.configurable;
-  if (!configurable?.checkpoint_id) return null;
-  return {
-    thread_id: configurable.thread_id,
-    checkpoint_ns: configurable.checkpoint_ns ?? '',
-    checkpoint_id: configurable.checkpoint_id,
-  };
-}
 
 export class ThreadService {
   constructor(private readonly deps: ThreadServiceDeps) {}
@@ -108,25 +87,6 @@ export class ThreadService {
     if (!deleted) throw threadNotFound(threadId);
     if (deleted.busyRunId) await this.deps.coordinator.stopRunOfDeletedThread(threadId, deleted.busyRunId, STOP_WAIT_MS);
     await this.deps.deleteCheckpoints(threadId);
-  }
-
-  /** The thread's graph state as wire JSON (empty when its graph is not in this deployment). */
-  async stateJson(threadId: string, filter: AuthFilter): Promise<string> {
-    const thread = await this.get(threadId, filter);
-    const graph = this.deps.graphs.find(String(thread.metadata.graph_id ?? ''));
-    if (!graph) return EMPTY_STATE;
-    const config = { configurable: { thread_id: threadId } };
-    const snapshot = await (await graph.forRun(config, true)).getState(config);
-    return toWireJson({
-      values: snapshot.values,
-      next: snapshot.next,
-      tasks: snapshot.tasks,
-      metadata: snapshot.metadata ?? {},
-      created_at: snapshot.createdAt ?? null,
-      checkpoint: checkpointOf(snapshot.config),
-      parent_checkpoint: checkpointOf(snapshot.parentConfig),
-      interrupts: snapshot.tasks.flatMap((task) => (task.interrupts as unknown[] | undefined) ?? []),
-    });
   }
 
   /** The thread's runs, newest first. */

@@ -42,7 +42,11 @@ export function fastRunBody(body: unknown): Record<string, unknown> | null {
     (body.stream_subgraphs === undefined || typeof body.stream_subgraphs === 'boolean') &&
     optionalOf(ON_DISCONNECT, body.on_disconnect) &&
     optionalOf(MULTITASK, body.multitask_strategy) &&
-    optionalOf(IF_NOT_EXISTS, body.if_not_exists);
+    optionalOf(IF_NOT_EXISTS, body.if_not_exists) &&
+    // Background-run and fork fields are left to Joi (a webhook URL needs checking).
+    body.webhook === undefined &&
+    body.checkpoint === undefined &&
+    body.checkpoint_id === undefined;
   if (!ok) return null;
   return { ...body, on_disconnect: body.on_disconnect ?? 'cancel' };
 }

@@ -31,6 +31,12 @@ export const runBody = Joi.object({
   on_disconnect: Joi.string().valid('cancel', 'continue').default('cancel'),
   multitask_strategy: Joi.string().valid('reject', 'rollback', 'interrupt', 'enqueue'),
   if_not_exists: Joi.string().valid('reject', 'create'),
+  stream_resumable: Joi.boolean(),
+  webhook: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .allow(null),
+  checkpoint_id: Joi.string(),
+  checkpoint: Joi.object().unknown(true).allow(null),
 }).unknown(true);
 
 export const threadCreateBody = Joi.object({
@@ -94,3 +100,96 @@ export const runListQuery = Joi.object({
   limit: Joi.number().integer().min(1).max(1000).default(10),
   offset: Joi.number().integer().min(0).default(0),
 }).unknown(true);
+
+const checkpointRef = Joi.object({
+  checkpoint_id: Joi.string(),
+  checkpoint_ns: Joi.string().allow(''),
+  checkpoint_map: jsonObject.allow(null),
+  thread_id: Joi.string(),
+}).unknown(true);
+
+export const threadCheckpointParams = Joi.object({ threadId: uuid.required(), checkpointId: Joi.string().min(1).required() });
+export const subgraphsQuery = Joi.object({ subgraphs: Joi.boolean().default(false) }).unknown(true);
+
+export const historyBody = Joi.object({
+  limit: Joi.number().integer().min(1).max(1000).default(10),
+  before: Joi.alternatives(Joi.string(), checkpointRef).allow(null),
+  metadata: jsonObject.allow(null),
+  checkpoint: checkpointRef.allow(null),
+})
+  .unknown(true)
+  .default({});
+
+export const historyQuery = Joi.object({
+  limit: Joi.number().integer().min(1).max(1000).default(10),
+  before: Joi.string(),
+}).unknown(true);
+
+export const stateUpdateBody = Joi.object({
+  values: Joi.any().allow(null),
+  as_node: Joi.string(),
+  checkpoint_id: Joi.string(),
+  checkpoint: checkpointRef.allow(null),
+}).unknown(true);
+
+export const stateAtCheckpointBody = Joi.object({ checkpoint: checkpointRef.allow(null), subgraphs: Joi.boolean() })
+  .unknown(true)
+  .default({});
+
+export const threadRunParams = Joi.object({ threadId: uuid.required(), runId: uuid.required() });
+export const runIdParams = Joi.object({ runId: uuid.required() });
+export const cancelQuery = Joi.object({
+  wait: Joi.boolean().truthy('1').falsy('0').default(false),
+  action: Joi.string().valid('interrupt', 'rollback').default('interrupt'),
+}).unknown(true);
+export const bulkCancelBody = Joi.object({
+  thread_id: uuid,
+  run_ids: Joi.array().items(uuid),
+  status: Joi.string().valid('pending', 'running', 'all'),
+  action: Joi.string().valid('interrupt', 'rollback').default('interrupt'),
+})
+  .unknown(true)
+  .or('run_ids', 'status');
+
+const namespaceLabel = Joi.string()
+  .min(1)
+  .pattern(/^[^.]*$/, 'no periods');
+const namespace = Joi.array().items(namespaceLabel).min(1);
+
+export const storePutBody = Joi.object({
+  namespace: namespace.required(),
+  key: Joi.string().min(1).required(),
+  value: jsonObject.required(),
+  index: Joi.alternatives(Joi.boolean().valid(false), Joi.array().items(Joi.string())).allow(null),
+  ttl: Joi.number().min(0).allow(null),
+}).unknown(true);
+
+export const storeItemQuery = Joi.object({
+  namespace: Joi.string()
+    .min(1)
+    .custom((text: string) => text.split('.'), 'dot-separated namespace')
+    .required(),
+  key: Joi.string().min(1).required(),
+  refresh_ttl: Joi.boolean(),
+}).unknown(true);
+
+export const storeDeleteBody = Joi.object({ namespace: namespace.required(), key: Joi.string().min(1).required() }).unknown(true);
+
+export const storeSearchBody = Joi.object({
+  namespace_prefix: Joi.array().items(namespaceLabel).min(1).required(),
+  filter: jsonObject.allow(null),
+  limit: Joi.number().integer().min(1).max(1000).default(10),
+  offset: Joi.number().integer().min(0).default(0),
+  query: Joi.string().allow(null, ''),
+  refresh_ttl: Joi.boolean().allow(null),
+}).unknown(true);
+
+export const storeNamespacesBody = Joi.object({
+  prefix: Joi.array().items(namespaceLabel).allow(null),
+  suffix: Joi.array().items(namespaceLabel).allow(null),
+  max_depth: Joi.number().integer().min(1).allow(null),
+  limit: Joi.number().integer().min(1).max(1000).default(100),
+  offset: Joi.number().integer().min(0).default(0),
+})
+  .unknown(true)
+  .default({});

@@ -5,14 +5,48 @@
  * loop leave in one write; a slow reader applies backpressure (the run waits for `drain`). The response's close ends
  * the run when `on_disconnect` is `cancel`.
  */
+import type { ServerResponse } from 'node:http';
 import type Koa from 'koa';
 import type { StreamEvent } from '../execution/graphStream';
 import { toWireJson } from '../execution/serialize';
 import { logger } from '../../logger';
 
-/** One SSE frame. JSON never contains a raw newline, so the data is always one line. */
-export function sseFrame(event: StreamEvent): string {
-  return `event: ${event.event}\ndata: ${toWireJson(event.data)}\n\n`;
+/** One SSE frame (with its `id:` line for resumable streams). JSON never contains a raw newline: one data line. */
+export function sseFrame(event: StreamEvent & { id?: string }): string {
+  const id = event.id === undefined ? '' : `id: ${event.id}\n`;
+  return `${id}event: ${event.event}\ndata: ${toWireJson(event.data)}\n\n`;
+}
+
+// Proxies drop connections idle for long (often 30-60 s); a comment line every few seconds of silence keeps a quiet
+// run's stream open. One timer serves every open stream, so a run costs a Set insert and delete, not a timer.
+const HEARTBEAT_MS = 10_000;
+const openStreams = new Map<ServerResponse, { lastWrite: number }>();
+let heartbeatTimer: NodeJS.Timeout | null = null;
+
+function watchForHeartbeat(res: ServerResponse): { wrote: () => void; stop: () => void } {
+  const entry = { lastWrite: Date.now() };
+  openStreams.set(res, entry);
+  if (!heartbeatTimer) {
+    heartbeatTimer = setInterval(() => {
+      const idleSince = Date.now() - HEARTBEAT_MS;
+      for (const [stream, state] of openStreams) {
+        if (state.lastWrite > idleSince || stream.destroyed) continue;
+        state.lastWrite = Date.now();
+        stream.write(': heartbeat\n\n');
+      }
+    }, HEARTBEAT_MS / 2);
+    heartbeatTimer.unref();
+  }
+  return {
+    wrote: () => (entry.lastWrite = Date.now()),
+    stop: () => {
+      openStreams.delete(res);
+      if (openStreams.size === 0 && heartbeatTimer) {
+        clearInterval(heartbeatTimer);
+        heartbeatTimer = null;
+      }
+    },
+  };
 }
 
 /**
@@ -22,7 +56,7 @@ export function sseFrame(event: StreamEvent): string {
 export function respondWithEvents(
   ctx: Koa.Context,
   contentLocation: string,
-  events: (signal: AbortSignal) => AsyncGenerator<StreamEvent>,
+  events: (signal: AbortSignal) => AsyncGenerator<StreamEvent & { id?: string }>,
   cancelOnDisconnect: boolean,
   activeStreams?: { inc(): void; dec(): void },
 ): void {
@@ -43,9 +77,11 @@ export function respondWithEvents(
   res.once('close', () => {
     if (!finished && cancelOnDisconnect) abort.abort(new Error('client disconnected'));
   });
+  const heartbeat = watchForHeartbeat(res);
   const flush = () => {
     flushScheduled = false;
     if (pending === '' || res.destroyed) return;
+    heartbeat.wrote();
     const chunk = pending;
     pending = '';
     if (!res.write(chunk) && !drained) {
@@ -76,6 +112,7 @@ export function respondWithEvents(
       logger.error({ err: error }, 'run stream failed after it started');
     } finally {
       finished = true;
+      heartbeat.stop();
       const last = pending;
       pending = '';
       if (!res.destroyed) res.end(last);

@@ -40,6 +40,14 @@ const STATEMENTS = [
      updated_at timestamptz NOT NULL DEFAULT now())`,
   `COMMENT ON TABLE graphx_runs IS 'Runs; threadless runs are written in batches after they finish'`,
   `CREATE INDEX IF NOT EXISTS graphx_runs_thread ON graphx_runs (thread_id, created_at DESC)`,
+  `ALTER TABLE graphx_runs ADD COLUMN IF NOT EXISTS background boolean NOT NULL DEFAULT false,
+     ADD COLUMN IF NOT EXISTS config jsonb, ADD COLUMN IF NOT EXISTS owner text,
+     ADD COLUMN IF NOT EXISTS lease_expires_at timestamptz, ADD COLUMN IF NOT EXISTS attempt integer NOT NULL DEFAULT 0`,
+  `COMMENT ON COLUMN graphx_runs.background IS 'Queued run (POST /runs, /threads/{id}/runs, crons): any instance executes it'`,
+  `COMMENT ON COLUMN graphx_runs.config IS 'Background run: the graph config built at creation (user included)'`,
+  `COMMENT ON COLUMN graphx_runs.owner IS 'Background run: instance executing it; its heartbeat pushes lease_expires_at'`,
+  `COMMENT ON COLUMN graphx_runs.attempt IS 'Background run: executions started; above 1 the run resumes from its checkpoint'`,
+  `CREATE INDEX IF NOT EXISTS graphx_runs_queue ON graphx_runs (created_at) WHERE background AND status IN ('pending', 'running')`,
   `CREATE TABLE IF NOT EXISTS graphx_trace_outbox (
      run_id uuid PRIMARY KEY,
      record jsonb NOT NULL,
@@ -48,13 +56,18 @@ const STATEMENTS = [
   `COMMENT ON TABLE graphx_trace_outbox IS 'Run records not yet accepted by the control plane; deleted once delivered'`,
 ];
 
-/** Creates the runtime tables and the checkpointer's tables, once across concurrently starting instances. */
-export async function ensureRuntimeSchema(pool: Pool, checkpointer: PostgresSaver): Promise<void> {
+/** Creates the runtime tables, the checkpointer's and the store's, once across concurrently starting instances. */
+export async function ensureRuntimeSchema(
+  pool: Pool,
+  checkpointer: PostgresSaver,
+  store: { setup(): Promise<void> },
+): Promise<void> {
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [SCHEMA_LOCK_KEY]);
     for (const statement of STATEMENTS) await client.query(statement);
     await checkpointer.setup();
+    await store.setup();
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [SCHEMA_LOCK_KEY]).catch(() => undefined);
     client.release();

@@ -137,4 +137,58 @@ export class ThreadStore {
     const result = await this.pool.query(`SELECT count(*)::int AS count FROM graphx_threads WHERE ${where}`, params);
     return result.rows[0].count;
   }
+
+  /**
+   * Copies a thread with its whole checkpoint history under a new id, in one transaction (the copy is idle; its
+   * metadata gets `thread_id` of the copy, as the anchor's copy does). Null when no visible thread has that id.
+   */
+  async copy(threadId: string, filter: ContainmentFilter): Promise<Thread | null> {
+    const client = await this.pool.connect();
+    const copyId = crypto.randomUUID();
+    try {
+      await client.query('BEGIN');
+      const inserted = await client.query(
+        `INSERT INTO graphx_threads (thread_id, metadata, config, "values", interrupts, status)
+         SELECT $3::uuid, metadata || jsonb_build_object('thread_id', $3::text), config, "values", interrupts,
+                CASE WHEN status = 'busy' THEN 'idle' ELSE status END
+           FROM graphx_threads WHERE thread_id = $1 AND metadata @> $2 RETURNING ${COLUMNS}`,
+        [threadId, JSON.stringify(filter), copyId],
+      );
+      if (!inserted.rows[0]) {
+        await client.query('ROLLBACK');
+        return null;
+      }
+      await client.query(
+        `INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
+         SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata
+           FROM checkpoints WHERE thread_id = $1`,
+        [threadId, copyId],
+      );
+      await client.query(
+        `INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+         SELECT $2, checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs WHERE thread_id = $1`,
+        [threadId, copyId],
+      );
+      await client.query(
+        `INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob)
+         SELECT $2, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob FROM checkpoint_writes WHERE thread_id = $1`,
+        [threadId, copyId],
+      );
+      await client.query('COMMIT');
+      return toThread(inserted.rows[0]);
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Stores the thread's values and interrupts after a state update made outside a run. */
+  async setState(threadId: string, valuesJson: string, interrupts: Record<string, unknown>, status: ThreadStatus): Promise<void> {
+    await this.pool.query(
+      `UPDATE graphx_threads SET "values" = $2::jsonb, interrupts = $3, status = $4, updated_at = now() WHERE thread_id = $1`,
+      [threadId, valuesJson, JSON.stringify(interrupts), status],
+    );
+  }
 }

@@ -34,6 +34,18 @@ export async function createTrackedPostgresSaver(pool: Pool, moduleKind: 'module
 function trackedClass(Saver: typeof PostgresSaver) {
   return class extends Saver implements TrackedPostgresSaver {
     private readonly inFlight = new Map<string, Set<Promise<unknown>>>();
+    private versionSequence = 0;
+
+    /**
+     * Channel versions unique per write, still numbers that grow. The library's default (previous + 1) gives a
+     * fork (a run from an earlier checkpoint) the same version numbers the abandoned branch used, and the saver
+     * stores blobs by (thread, channel, version) keeping the first: the fork would read the other branch's values.
+     * Microseconds since the epoch stay below 2^53 and exceed any version of a thread written before this change.
+     */
+    override getNextVersion(current: number | undefined): number {
+      this.versionSequence = (this.versionSequence + 1) % 1000;
+      return Math.max((current ?? 0) + 1, Date.now() * 1000 + this.versionSequence);
+    }
 
     override put(...args: Parameters<PostgresSaver['put']>): ReturnType<PostgresSaver['put']> {
       return this.track(args[0], super.put(...args));

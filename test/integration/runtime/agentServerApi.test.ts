@@ -182,6 +182,8 @@ test('assistants.search lists one system assistant per graph, and an assistant i
     'cjs',
     'factory',
     'failing',
+    'interrupting',
+    'memory',
     'promised',
     'slow',
     'uncompiled',

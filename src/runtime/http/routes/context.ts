@@ -1,12 +1,17 @@
 /** What the runtime's routes are built from, and the per-request helpers they share. */
+import type { BaseStore } from '@langchain/langgraph-checkpoint';
 import type Koa from 'koa';
 import { authorize, type AuthFilter } from '../../auth/authorization';
 import type { CustomAuth } from '../../auth/authMiddleware';
 import type { AuthUser, RequestAuth } from '../../auth/authUser';
+import type { BackgroundRuns } from '../../execution/backgroundRuns';
 import type { RunCoordinator } from '../../execution/runCoordinator';
+import type { RunEvents } from '../../execution/runEvents';
 import type { RunService } from '../../execution/runService';
+import type { ThreadStateService } from '../../execution/threadState';
 import type { GraphRegistry } from '../../graphs';
 import type { RuntimeMetrics } from '../../metrics';
+import type { RunQueueStore } from '../../storage/runQueueStore';
 import type { RunStore } from '../../storage/runStore';
 import type { ThreadStore } from '../../storage/threadStore';
 
@@ -15,6 +20,11 @@ export interface RuntimeServices {
   threads: ThreadStore;
   runs: RunStore;
   runService: RunService;
+  threadState: ThreadStateService;
+  backgroundRuns: BackgroundRuns;
+  runQueue: RunQueueStore;
+  runEvents: RunEvents;
+  store: BaseStore;
   coordinator: RunCoordinator;
   customAuth: CustomAuth | null;
   /** Deleting a thread also drops its checkpoints. */

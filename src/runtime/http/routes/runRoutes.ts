@@ -12,7 +12,8 @@ import { userOf, type RuntimeServices } from './context';
 
 type RawRunBody = Omit<RunRequest, 'stream_mode'> & { stream_mode?: ApiStreamMode | ApiStreamMode[] };
 
-function readRunRequest(ctx: Koa.Context): RunRequest {
+/** The run body of the request, validated (the common shape without Joi, see runBodyFastPath.ts). */
+export function readRunRequest(ctx: Koa.Context): RunRequest {
   const body = (fastRunBody(ctx.state.body) as RawRunBody | null) ?? validatePart<RawRunBody>(runBody, ctx.state.body, 'body');
   const modes = body.stream_mode === undefined ? [] : Array.isArray(body.stream_mode) ? body.stream_mode : [body.stream_mode];
   return { ...body, stream_mode: modes.length > 0 ? modes : ['values'] };

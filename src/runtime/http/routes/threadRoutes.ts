@@ -1,7 +1,8 @@
 /**
- * Threads: create, read, update, delete, search (POST /threads/search and its GET /threads form), count, state and
- * runs. The routes validate, ask the app's authorization handler for the caller's filter, and hand over to the
- * thread service (src/runtime/execution/threadService.ts); a thread outside the filter answers 404.
+ * Threads: create, read, update, delete, search (POST /threads/search and its GET /threads form), count and runs
+ * (state and history: threadStateRoutes.ts). The routes validate, ask the app's authorization handler for the
+ * caller's filter, and hand over to the thread service (src/runtime/execution/threadService.ts); a thread outside the
+ * filter answers 404.
  */
 import type Router from '@koa/router';
 import type Koa from 'koa';
@@ -75,14 +76,6 @@ export function registerThreadRoutes(router: Router, services: RuntimeServices):
     const filter = await filterFor(services, ctx, 'threads', 'delete', { thread_id: threadId });
     await threads.delete(threadId, filter);
     ctx.status = 204;
-  });
-
-  router.get('/threads/:threadId/state', async (ctx) => {
-    const threadId = threadIdOf(ctx);
-    const filter = await filterFor(services, ctx, 'threads', 'read', { thread_id: threadId });
-    const state = await threads.stateJson(threadId, filter);
-    ctx.type = 'application/json';
-    ctx.body = state;
   });
 
   router.get('/threads/:threadId/runs', async (ctx) => {

@@ -1,0 +1,214 @@
+/**
+ * Background runs (`POST /runs`, `POST /threads/{id}/runs`): created as queued rows in the deployment's database and
+ * executed by whichever instance takes them (runQueueStore.ts), woken by the coordinator's notifications and, at the
+ * latest, by a poll every lease period (which also picks up the runs of an instance that died). This instance's
+ * events go to RunEvents for join streams.
+ */
+import { ConflictError, NotFoundError } from '../../errors';
+import { logger } from '../../logger';
+import type { AuthUser } from '../auth/authUser';
+import type { QueuedRun, RunQueueStore } from '../storage/runQueueStore';
+import type { Run, RunStore } from '../storage/runStore';
+import type { ThreadStore } from '../storage/threadStore';
+import type { RunCoordinator } from './runCoordinator';
+import type { RunEvents } from './runEvents';
+import type { PreparedRun, RunRequest, RunService } from './runService';
+
+export const FINISHED_STATUSES = new Set(['success', 'error', 'interrupted', 'timeout']);
+
+export class BackgroundRuns {
+  private readonly running = new Map<string, AbortController>();
+  private pumping: Promise<void> | null = null;
+  private pumpAgain = false;
+  private closed = false;
+  private readonly pollTimer: NodeJS.Timeout;
+  private readonly heartbeatTimer: NodeJS.Timeout;
+
+  constructor(
+    private readonly deps: {
+      runService: RunService;
+      queue: RunQueueStore;
+      runs: RunStore;
+      threads: ThreadStore;
+      coordinator: RunCoordinator;
+      events: RunEvents;
+      /** Runs this instance executes at once. */
+      concurrency: number;
+      deliverWebhook: (url: string, run: Run, values: unknown) => Promise<void>;
+    },
+  ) {
+    deps.coordinator.onRunnable = () => this.kick();
+    this.pollTimer = setInterval(() => this.kick(), deps.queue.leaseMs);
+    this.pollTimer.unref();
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), Math.max(100, Math.floor(deps.queue.leaseMs / 3)));
+    this.heartbeatTimer.unref();
+  }
+
+  /**
+   * Queues a run. On a busy thread `reject` is 409, `interrupt`/`rollback` stop the running run first, `enqueue`
+   * waits its turn.
+   * @throws NotFoundError, ForbiddenError, ConflictError before anything is queued.
+   */
+  async create(user: AuthUser | null, threadId: string | null, request: RunRequest): Promise<Run> {
+    const { graph, run, filter } = await this.deps.runService.newRun(user, threadId, request);
+    if (threadId) {
+      let thread = await this.deps.threads.get(threadId, filter);
+      if (!thread && request.if_not_exists === 'create') {
+        thread = await this.deps.threads.create({ threadId, metadata: run.metadata, ifExists: 'do_nothing' }, filter);
+      }
+      if (!thread) throw new NotFoundError(`Thread with ID ${threadId} not found.`);
+      const active = await this.deps.queue.withStatus(threadId, ['pending', 'running']);
+      const busyRunId = thread.status === 'busy' ? ((await this.busyRunOf(threadId)) ?? null) : null;
+      const strategy = request.multitask_strategy ?? 'reject';
+      if (strategy === 'reject' && (active.length > 0 || busyRunId)) {
+        throw new ConflictError(`Thread ${threadId} is already running a task. Wait for it to finish.`);
+      }
+      if (strategy === 'interrupt' || strategy === 'rollback') {
+        await this.deps.queue.cancelPending(active.map((other) => other.run_id));
+        for (const runId of new Set([...active.map((other) => other.run_id), ...(busyRunId ? [busyRunId] : [])])) {
+          await this.deps.coordinator.requestCancel(threadId, runId, strategy);
+        }
+      }
+    }
+    const config = this.deps.runService.graphConfig(user, run, graph, request);
+    await this.deps.queue.enqueue(run, config);
+    await this.deps.coordinator.announceQueued().catch(() => undefined);
+    return { ...run, status: 'pending' };
+  }
+
+  /** Stops (running) or cancels (pending) runs. */
+  async cancel(threadId: string | null, runIds: string[], action: 'interrupt' | 'rollback'): Promise<void> {
+    await this.deps.queue.cancelPending(runIds);
+    for (const runId of runIds) await this.deps.coordinator.requestCancel(threadId, runId, action);
+  }
+
+  /** Resolves once the run has finished (or after `timeoutMs`); the run as it then is. */
+  async waitUntilDone(runId: string, threadId: string | null, timeoutMs: number, signal?: AbortSignal): Promise<Run | null> {
+    const deadline = Date.now() + timeoutMs;
+    for (let delay = 50; ; delay = Math.min(delay * 2, 500)) {
+      const run = await this.deps.queue.get(runId, threadId);
+      if (!run || FINISHED_STATUSES.has(run.status) || Date.now() > deadline || signal?.aborted) return run;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+
+  kick(): void {
+    if (this.closed) return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = this.pump().finally(() => {
+      this.pumping = null;
+      if (this.pumpAgain) {
+        this.pumpAgain = false;
+        this.kick();
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.pollTimer);
+    clearInterval(this.heartbeatTimer);
+    await this.pumping;
+  }
+
+  private async busyRunOf(threadId: string): Promise<string | undefined> {
+    const runs = await this.deps.queue.withStatus(threadId, ['running']);
+    return runs[0]?.run_id;
+  }
+
+  private async pump(): Promise<void> {
+    try {
+      while (!this.closed && this.running.size < this.deps.concurrency) {
+        const queued = await this.deps.queue.takeNext();
+        if (!queued) return;
+        const prepared = await this.prepare(queued);
+        if (prepared) void this.execute(prepared, Boolean(queued.kwargs.stream_resumable));
+      }
+    } catch (error) {
+      logger.warn({ err: error }, 'taking a background run failed; will retry');
+    }
+  }
+
+  /** Takes the run's thread (null: put back or failed). A run taken again resumes from its last checkpoint. */
+  private async prepare(queued: QueuedRun): Promise<PreparedRun | null> {
+    const request = queued.kwargs as unknown as RunRequest;
+    const graph = this.deps.runService.graphFor(request.assistant_id);
+    if (!graph) {
+      await this.deps.runs.setStatus(queued.run_id, 'error');
+      return null;
+    }
+    let checkpointBefore: string | null = null;
+    if (queued.thread_id) {
+      const graphMetadata = { graph_id: graph.spec.graphId, assistant_id: graph.assistant.assistant_id };
+      const claimed = await this.deps.coordinator.leases.claim(queued.thread_id, queued.run_id, {}, graphMetadata, null);
+      if (claimed.kind === 'busy') {
+        await this.deps.queue.putBack(queued.run_id);
+        return null;
+      }
+      if (claimed.kind === 'missing') {
+        await this.deps.runs.setStatus(queued.run_id, 'error');
+        return null;
+      }
+      checkpointBefore = await this.deps.runs.latestCheckpointId(queued.thread_id);
+    }
+    // A run taken again continues from its own last checkpoint; one that died before writing any starts over.
+    const { graphx_checkpoint_before: startedAfter, ...config } = queued.config;
+    if (queued.thread_id && startedAfter === undefined) await this.deps.queue.rememberStart(queued.run_id, checkpointBefore);
+    const resumed = queued.thread_id !== null && startedAfter !== undefined && (checkpointBefore ?? '') !== startedAfter;
+    const metadata = { ...(config.metadata as object), run_attempt: queued.attempt };
+    return {
+      run: { ...queued, status: 'running' },
+      graph,
+      stateful: queued.thread_id !== null,
+      request: resumed ? { ...request, input: null, command: null, checkpoint: null, checkpoint_id: undefined } : request,
+      graphConfig: { ...config, metadata },
+      startedAt: Date.now(),
+      checkpointBefore,
+      background: true,
+    };
+  }
+
+  private async execute(prepared: PreparedRun, resumable: boolean): Promise<void> {
+    const runId = prepared.run.run_id;
+    const abort = new AbortController();
+    this.running.set(runId, abort);
+    this.deps.events.open(runId, resumable);
+    let lastValues: unknown = null;
+    let failed = false;
+    try {
+      for await (const event of this.deps.runService.execute(prepared, abort.signal)) {
+        if (event.event === 'values') lastValues = event.data;
+        if (event.event === 'error') failed = true;
+        this.deps.events.publish(runId, event);
+      }
+    } catch (error) {
+      logger.error({ err: error, runId }, 'background run failed');
+    } finally {
+      this.deps.events.close(runId);
+      this.running.delete(runId);
+      this.kick();
+    }
+    const webhook = prepared.request.webhook;
+    if (webhook) {
+      const run = { ...prepared.run, status: failed ? ('error' as const) : ('success' as const) };
+      await this.deps.deliverWebhook(webhook, run, lastValues).catch((error: unknown) => {
+        logger.warn({ err: error, runId }, 'run webhook not delivered');
+      });
+    }
+  }
+
+  private async heartbeat(): Promise<void> {
+    const runIds = [...this.running.keys()];
+    if (runIds.length === 0) return;
+    try {
+      const held = await this.deps.queue.heartbeat(runIds);
+      // A run another instance took over (this one was too slow to extend its lease) stops here: never two executors.
+      for (const runId of runIds) if (!held.has(runId)) this.running.get(runId)?.abort(new Error('run lease lost'));
+    } catch (error) {
+      logger.warn({ err: error }, 'extending background run leases failed; will retry');
+    }
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * A thread's state as the agent-server API shows it: the head checkpoint or any earlier one, the history newest
+ * first, and updates made outside a run (`as_node`). State is read through the thread's own graph (the graph named in
+ * the thread's metadata by its first run), so channels are decoded exactly as the graph wrote them.
+ */
+import crypto from 'node:crypto';
+import { ConflictError, InputError, NotFoundError } from '../../errors';
+import type { GraphRegistry, GraphStateSnapshot, LoadedGraph } from '../graphs';
+import type { ThreadLeases } from '../storage/threadLeases';
+import type { ContainmentFilter, Thread, ThreadStatus, ThreadStore } from '../storage/threadStore';
+import { toWireJson } from './serialize';
+
+export interface CheckpointRef {
+  checkpoint_id?: string;
+  checkpoint_ns?: string;
+  checkpoint_map?: Record<string, unknown>;
+}
+
+export interface HistoryQuery {
+  limit: number;
+  before?: string | CheckpointRef;
+  metadata?: Record<string, unknown>;
+  checkpoint?: CheckpointRef;
+}
+
+const EMPTY_STATE = {
+  values: {},
+  next: [],
+  tasks: [],
+  metadata: {},
+  created_at: null,
+  checkpoint: null,
+  parent_checkpoint: null,
+  interrupts: [],
+};
+
+function checkpointOf(config: GraphStateSnapshot['config']): Record<string, unknown> | null {
+  const configurable = config?.configurable;
+  if (!configurable?.checkpoint_id) return null;
+  return {
+    thread_id: configurable.thread_id,
+    checkpoint_ns: configurable.checkpoint_ns ?? '',
+    checkpoint_id: configurable.checkpoint_id,
+    checkpoint_map: configurable.checkpoint_map ?? null,
+  };
+}
+
+/** The anchor's ThreadState shape of a LangGraph state snapshot (as the JS server's stateSnapshotToThreadState). */
+export function toThreadState(snapshot: GraphStateSnapshot): Record<string, unknown> {
+  const tasks = snapshot.tasks.map((task) => {
+    const state = task.state as GraphStateSnapshot | { configurable?: unknown } | undefined;
+    return {
+      id: task.id,
+      name: task.name,
+      error: task.error ? String((task.error as Error).message ?? task.error) : null,
+      interrupts: task.interrupts ?? [],
+      path: task.path ?? [],
+      checkpoint: state && 'configurable' in state ? (state.configurable ?? null) : null,
+      state: state && 'values' in state && 'next' in state ? toThreadState(state) : null,
+      result: task.result ?? null,
+    };
+  });
+  const metadata = { ...(snapshot.metadata ?? {}) };
+  if (metadata.checkpoint_ns === '') delete metadata.checkpoint_ns;
+  return {
+    values: snapshot.values,
+    next: snapshot.next,
+    tasks,
+    metadata,
+    created_at: snapshot.createdAt ?? null,
+    checkpoint: checkpointOf(snapshot.config),
+    parent_checkpoint: checkpointOf(snapshot.parentConfig),
+    interrupts: tasks.flatMap((task) => task.interrupts as unknown[]),
+  };
+}
+
+/** The thread's `interrupts` field: pending interrupts per task id. */
+export function interruptsOf(snapshot: GraphStateSnapshot): Record<string, unknown> {
+  const interrupts: Record<string, unknown> = {};
+  for (const task of snapshot.tasks) {
+    const pending = task.interrupts as unknown[] | undefined;
+    if (pending && pending.length > 0) interrupts[String(task.id)] = pending;
+  }
+  return interrupts;
+}
+
+export class ThreadStateService {
+  constructor(
+    private readonly deps: {
+      graphs: GraphRegistry;
+      threads: ThreadStore;
+      leases: ThreadLeases;
+      afterRelease: (threadId: string) => Promise<void>;
+    },
+  ) {}
+
+  /** The state at the head, or at `checkpoint` (wire JSON text). */
+  async get(threadId: string, filter: ContainmentFilter, checkpoint: CheckpointRef = {}, subgraphs = false): Promise<string> {
+    const { thread, graph } = await this.threadAndGraph(threadId, filter);
+    if (!graph) return JSON.stringify(EMPTY_STATE);
+    const config = this.config(thread, checkpoint);
+    const snapshot = await (await graph.forRun(config, true)).getState(config, { subgraphs });
+    return toWireJson(toThreadState(snapshot));
+  }
+
+  /** Checkpoints newest first (wire JSON text of an array). */
+  async history(threadId: string, filter: ContainmentFilter, query: HistoryQuery): Promise<string> {
+    const { thread, graph } = await this.threadAndGraph(threadId, filter);
+    if (!graph) return '[]';
+    const config = this.config(thread, { checkpoint_ns: '', ...query.checkpoint });
+    // `before` is a checkpoint id, a checkpoint, or a config holding one (the JS client sends the last form).
+    const before =
+      typeof query.before === 'string'
+        ? { configurable: { checkpoint_id: query.before } }
+        : query.before
+          ? { configurable: (query.before as { configurable?: CheckpointRef }).configurable ?? query.before }
+          : undefined;
+    const states: Record<string, unknown>[] = [];
+    const compiled = await graph.forRun(config, true);
+    for await (const snapshot of compiled.getStateHistory(config, { limit: query.limit, before, filter: query.metadata })) {
+      states.push(toThreadState(snapshot));
+    }
+    return toWireJson(states);
+  }
+
+  /**
+   * Writes `values` as if node `asNode` had returned them. The thread is taken like a run takes it, so an update
+   * never interleaves with a running run (409 while one runs).
+   */
+  async update(
+    threadId: string,
+    filter: ContainmentFilter,
+    update: { values: unknown; asNode?: string; checkpoint?: CheckpointRef },
+  ): Promise<Record<string, unknown>> {
+    const { thread, graph } = await this.threadAndGraph(threadId, filter);
+    if (!graph) throw new InputError(`Thread ${threadId} has no graph yet: run it once before updating its state.`);
+    const holder = crypto.randomUUID();
+    const claimed = await this.deps.leases.claim(threadId, holder, filter, {}, null);
+    if (claimed.kind === 'missing') throw new NotFoundError(`Thread with ID ${threadId} not found.`);
+    if (claimed.kind === 'busy') throw new ConflictError(`Thread ${threadId} is busy: a run is in progress.`);
+    let status: ThreadStatus = thread.status === 'busy' ? 'idle' : thread.status;
+    let valuesJson: string | null = null;
+    let interrupts: Record<string, unknown> = thread.interrupts;
+    try {
+      const config = this.config(thread, { checkpoint_ns: '', ...update.checkpoint });
+      const compiled = await graph.forRun(config, true);
+      const next = await compiled.updateState(config, update.values, update.asNode);
+      const snapshot = await compiled.getState({ configurable: { thread_id: threadId } });
+      valuesJson = toWireJson(snapshot.values);
+      interrupts = interruptsOf(snapshot);
+      status = Object.keys(interrupts).length > 0 ? 'interrupted' : 'idle';
+      return { checkpoint: next.configurable ?? null };
+    } finally {
+      await this.deps.leases.release(threadId, holder, { status, valuesJson, interrupts, error: null });
+      await this.deps.afterRelease(threadId).catch(() => undefined);
+    }
+  }
+
+  private config(thread: Thread, checkpoint: CheckpointRef): Record<string, unknown> {
+    const configurable: Record<string, unknown> = { ...(thread.config.configurable as object), thread_id: thread.thread_id };
+    for (const [key, value] of Object.entries(checkpoint)) if (value !== undefined && value !== null) configurable[key] = value;
+    return { configurable };
+  }
+
+  private async threadAndGraph(
+    threadId: string,
+    filter: ContainmentFilter,
+  ): Promise<{ thread: Thread; graph: LoadedGraph | undefined }> {
+    const thread = await this.deps.threads.get(threadId, filter);
+    if (!thread) throw new NotFoundError(`Thread with ID ${threadId} not found.`);
+    return { thread, graph: this.deps.graphs.find(String(thread.metadata.graph_id ?? '')) };
+  }
+}

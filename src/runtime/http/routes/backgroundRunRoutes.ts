@@ -1,0 +1,135 @@
+/**
+ * The run lifecycle beyond one streamed request: background runs, reading and deleting a run, cancel (one or many),
+ * join (wait for the end) and join stream (`Last-Event-ID` for runs created with `stream_resumable`). Thread-bound
+ * routes check `threads:read` (`threads:create_run` for creation) on the thread; a thread outside the filter is 404.
+ */
+import type Router from '@koa/router';
+import type Koa from 'koa';
+import { validatePart } from '../../../http/validation';
+import { ConflictError, NotFoundError } from '../../../errors';
+import { FINISHED_STATUSES } from '../../execution/backgroundRuns';
+import type { StreamEvent } from '../../execution/graphStream';
+import { bulkCancelBody, cancelQuery, runIdParams, threadIdParams, threadRunParams } from '../schemas';
+import { respondWithEvents } from '../sse';
+import { filterFor, userOf, type RuntimeServices } from './context';
+import { readRunRequest } from './runRoutes';
+
+const JOIN_TIMEOUT_MS = 24 * 3600_000;
+const runNotFound = (runId: string) => new NotFoundError(`Run ${runId} not found.`);
+
+export function registerBackgroundRunRoutes(router: Router, services: RuntimeServices): void {
+  const { backgroundRuns } = services;
+
+  /** The thread-bound run ids of the path, once the thread is known to be visible to the caller. */
+  const visibleRun = async (ctx: Koa.Context, action = 'read') => {
+    const { threadId, runId } = validatePart<{ threadId: string; runId: string }>(threadRunParams, ctx.params, 'path');
+    const filter = await filterFor(services, ctx, 'threads', action, { thread_id: threadId, run_id: runId });
+    if (!(await services.threads.get(threadId, filter))) throw new NotFoundError(`Thread with ID ${threadId} not found.`);
+    return { threadId, runId };
+  };
+
+  const create = async (ctx: Koa.Context) => {
+    const threadId = ctx.params.threadId ? validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path').threadId : null;
+    const run = await backgroundRuns.create(userOf(ctx), threadId, readRunRequest(ctx));
+    ctx.set('Content-Location', threadId ? `/threads/${threadId}/runs/${run.run_id}` : `/runs/${run.run_id}`);
+    ctx.body = run;
+  };
+  router.post('/threads/:threadId/runs', create);
+  router.post('/runs', create);
+
+  router.get('/threads/:threadId/runs/:runId', async (ctx) => {
+    const { threadId, runId } = await visibleRun(ctx);
+    ctx.body = (await services.runQueue.get(runId, threadId)) ?? throwError(runNotFound(runId));
+  });
+
+  router.delete('/threads/:threadId/runs/:runId', async (ctx) => {
+    const { threadId, runId } = await visibleRun(ctx, 'delete');
+    const run = (await services.runQueue.get(runId, threadId)) ?? throwError(runNotFound(runId));
+    if (!FINISHED_STATUSES.has(run.status)) throw new ConflictError(`Run ${runId} is ${run.status}: cancel it first.`);
+    await services.runQueue.delete(runId, threadId);
+    ctx.status = 204;
+  });
+
+  router.post('/threads/:threadId/runs/:runId/cancel', async (ctx) => {
+    const { threadId, runId } = await visibleRun(ctx, 'update');
+    const { wait, action } = validatePart<{ wait: boolean; action: 'interrupt' | 'rollback' }>(
+      cancelQuery,
+      { ...ctx.query },
+      'query',
+    );
+    if (!(await services.runQueue.get(runId, threadId))) throw runNotFound(runId);
+    await backgroundRuns.cancel(threadId, [runId], action);
+    if (wait) await backgroundRuns.waitUntilDone(runId, threadId, JOIN_TIMEOUT_MS);
+    ctx.status = wait ? 204 : 202;
+  });
+
+  router.post('/runs/cancel', async (ctx) => {
+    const body = validatePart<{
+      thread_id?: string;
+      run_ids?: string[];
+      status?: 'pending' | 'running' | 'all';
+      action: 'interrupt' | 'rollback';
+    }>(bulkCancelBody, ctx.state.body, 'body');
+    const filter = await filterFor(services, ctx, 'threads', 'update', { ...body });
+    if (body.thread_id && !(await services.threads.get(body.thread_id, filter))) {
+      throw new NotFoundError(`Thread with ID ${body.thread_id} not found.`);
+    }
+    const statuses = body.status === 'all' || !body.status ? (['pending', 'running'] as const) : ([body.status] as const);
+    const candidates = await services.runQueue.withStatus(body.thread_id ?? null, [...statuses]);
+    const wanted = body.run_ids ? new Set(body.run_ids) : null;
+    const visible = [];
+    for (const run of candidates) {
+      if (wanted && !wanted.has(run.run_id)) continue;
+      if (run.thread_id && !body.thread_id && !(await services.threads.get(run.thread_id, filter))) continue;
+      visible.push(run);
+    }
+    for (const run of visible) await backgroundRuns.cancel(run.thread_id, [run.run_id], body.action);
+    ctx.status = 204;
+  });
+
+  router.get('/threads/:threadId/runs/:runId/join', async (ctx) => {
+    const { threadId, runId } = await visibleRun(ctx);
+    const abort = new AbortController();
+    // The response's close, not the request's: a GET request 'closes' as soon as its (empty) body is read.
+    ctx.res.once('close', () => ctx.res.writableFinished || abort.abort());
+    const run = await backgroundRuns.waitUntilDone(runId, threadId, JOIN_TIMEOUT_MS, abort.signal);
+    if (!run) throw runNotFound(runId);
+    const thread = await services.threads.get(threadId, {});
+    ctx.type = 'application/json';
+    ctx.body = JSON.stringify(thread?.values ?? null);
+  });
+
+  const joinStream = async (ctx: Koa.Context, threadId: string | null, runId: string) => {
+    const run = (await services.runQueue.get(runId, threadId)) ?? throwError(runNotFound(runId));
+    const lastEventId = ctx.get('Last-Event-ID') || null;
+    const location = threadId ? `/threads/${threadId}/runs/${runId}` : `/runs/${runId}`;
+    const cancelOnDisconnect = ['1', 'true'].includes(String(ctx.query.cancel_on_disconnect));
+    respondWithEvents(ctx, location, (signal) => follow(threadId, run.run_id, lastEventId, signal), false);
+    if (cancelOnDisconnect) ctx.res.once('close', () => void backgroundRuns.cancel(threadId, [runId], 'interrupt'));
+  };
+
+  /** Events of a run this instance executes; of a run elsewhere, its end (the thread's values), once it comes. */
+  async function* follow(threadId: string | null, runId: string, lastEventId: string | null, signal: AbortSignal) {
+    if (services.runEvents.has(runId)) {
+      yield* services.runEvents.follow(runId, lastEventId, signal);
+      return;
+    }
+    const run = await backgroundRuns.waitUntilDone(runId, threadId, JOIN_TIMEOUT_MS, signal);
+    if (!run || signal.aborted || !threadId) return;
+    const thread = await services.threads.get(threadId, {});
+    yield { event: 'values', data: thread?.values ?? null } satisfies StreamEvent;
+  }
+
+  router.get('/threads/:threadId/runs/:runId/stream', async (ctx) => {
+    const { threadId, runId } = await visibleRun(ctx);
+    await joinStream(ctx, threadId, runId);
+  });
+  router.get('/runs/:runId/stream', async (ctx) => {
+    const { runId } = validatePart<{ runId: string }>(runIdParams, ctx.params, 'path');
+    await joinStream(ctx, null, runId);
+  });
+}
+
+function throwError(error: Error): never {
+  throw error;
+}

@@ -1,0 +1,120 @@
+/**
+ * The background-run queue in the deployment's database. A run is taken by exactly one instance: the pending row is
+ * locked (`FOR UPDATE SKIP LOCKED`) and moved to `running` with this instance as owner and a lease; the owner's
+ * heartbeat extends the lease. A running run whose lease expired belongs to a dead instance and is taken again
+ * (its attempt grows; a thread run then resumes from its last checkpoint). A thread run is only taken while its
+ * thread is free, so runs of one thread execute in creation order (multitask `enqueue`).
+ */
+import type { Pool } from 'pg';
+import type { Run, RunStatus } from './runStore';
+
+export interface QueuedRun extends Run {
+  config: Record<string, unknown>;
+  attempt: number;
+}
+
+const COLUMNS =
+  'r.run_id, r.thread_id, r.assistant_id, r.status, r.metadata, r.kwargs, r.multitask_strategy, r.created_at, r.updated_at';
+
+function toQueuedRun(row: Record<string, any>): QueuedRun {
+  return {
+    ...row,
+    created_at: (row.created_at as Date).toISOString(),
+    updated_at: (row.updated_at as Date).toISOString(),
+  } as QueuedRun;
+}
+
+export class RunQueueStore {
+  constructor(
+    private readonly pool: Pool,
+    readonly owner: string,
+    readonly leaseMs: number,
+  ) {}
+
+  async enqueue(run: Run, config: Record<string, unknown>): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO graphx_runs (run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, created_at,
+                                updated_at, background, config)
+       VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7, $7, true, $8)`,
+      [run.run_id, run.thread_id, run.assistant_id, run.metadata, run.kwargs, run.multitask_strategy, run.created_at, config],
+    );
+  }
+
+  /** Takes the oldest runnable run (pending, or running under an expired lease); null when there is none. */
+  async takeNext(): Promise<QueuedRun | null> {
+    const result = await this.pool.query(
+      `UPDATE graphx_runs r SET status = 'running', owner = $1, attempt = r.attempt + 1, updated_at = now(),
+              lease_expires_at = now() + $2 * interval '1 millisecond'
+        WHERE r.run_id = (
+          SELECT q.run_id FROM graphx_runs q LEFT JOIN graphx_threads t ON t.thread_id = q.thread_id
+           WHERE q.background AND (q.status = 'pending' OR (q.status = 'running' AND q.lease_expires_at < now()))
+             AND (q.thread_id IS NULL OR t.status <> 'busy' OR t.lease_expires_at < now() OR t.busy_run_id = q.run_id)
+             AND NOT EXISTS (SELECT 1 FROM graphx_runs e WHERE e.thread_id = q.thread_id AND e.background
+                              AND e.status IN ('pending', 'running') AND e.created_at < q.created_at
+                              AND NOT (e.status = 'running' AND e.lease_expires_at < now()))
+           ORDER BY q.created_at LIMIT 1 FOR UPDATE OF q SKIP LOCKED)
+        RETURNING ${COLUMNS}, r.config, r.attempt`,
+      [this.owner, this.leaseMs],
+    );
+    return result.rows[0] ? toQueuedRun(result.rows[0]) : null;
+  }
+
+  /** Remembers the thread's newest checkpoint when the run first started (a later attempt resumes after it). */
+  async rememberStart(runId: string, checkpointId: string | null): Promise<void> {
+    await this.pool.query(
+      `UPDATE graphx_runs SET config = config || jsonb_build_object('graphx_checkpoint_before', $2::text) WHERE run_id = $1`,
+      [runId, checkpointId ?? ''],
+    );
+  }
+
+  /** Puts a taken run back (its thread turned out busy). */
+  async putBack(runId: string): Promise<void> {
+    await this.pool.query(
+      `UPDATE graphx_runs SET status = 'pending', owner = NULL, lease_expires_at = NULL, attempt = attempt - 1
+        WHERE run_id = $1 AND owner = $2`,
+      [runId, this.owner],
+    );
+  }
+
+  /** Extends this instance's leases; returns the runs it still owns (one missing was taken over). */
+  async heartbeat(runIds: string[]): Promise<Set<string>> {
+    const result = await this.pool.query(
+      `UPDATE graphx_runs SET lease_expires_at = now() + $3 * interval '1 millisecond'
+        WHERE run_id = ANY($1::uuid[]) AND owner = $2 AND status = 'running' RETURNING run_id`,
+      [runIds, this.owner, this.leaseMs],
+    );
+    return new Set(result.rows.map((row) => row.run_id as string));
+  }
+
+  async get(runId: string, threadId: string | null): Promise<Run | null> {
+    const result = await this.pool.query(
+      `SELECT ${COLUMNS} FROM graphx_runs r WHERE r.run_id = $1 AND r.thread_id IS NOT DISTINCT FROM $2`,
+      [runId, threadId],
+    );
+    return result.rows[0] ? toQueuedRun(result.rows[0]) : null;
+  }
+
+  /** Cancels runs not yet started; returns the ids it cancelled. */
+  async cancelPending(runIds: string[]): Promise<string[]> {
+    const result = await this.pool.query(
+      `UPDATE graphx_runs SET status = 'interrupted', updated_at = now() WHERE run_id = ANY($1::uuid[]) AND status = 'pending'
+        RETURNING run_id`,
+      [runIds],
+    );
+    return result.rows.map((row) => row.run_id as string);
+  }
+
+  /** Runs of a thread, or of every thread, with one of `statuses`. */
+  async withStatus(threadId: string | null, statuses: RunStatus[]): Promise<Run[]> {
+    const result = await this.pool.query(
+      `SELECT ${COLUMNS} FROM graphx_runs r WHERE ($1::uuid IS NULL OR r.thread_id = $1) AND r.status = ANY($2)`,
+      [threadId, statuses],
+    );
+    return result.rows.map(toQueuedRun);
+  }
+
+  async delete(runId: string, threadId: string): Promise<boolean> {
+    const result = await this.pool.query('DELETE FROM graphx_runs WHERE run_id = $1 AND thread_id = $2', [runId, threadId]);
+    return result.rowCount === 1;
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * Thread state through the official JS client against `graphx dev`: history newest first (as `useStream` reads it on
+ * its first render), state at a checkpoint, updates as a node, copies, interrupts and their resumption, and forking a
+ * run from an earlier checkpoint.
+ */
+import { Client } from '@langchain/langgraph-sdk';
+import { createTestDatabase, startDevRuntime, type RuntimeProcess } from './support/runtimeHarness';
+
+const say = (content: string) => ({ messages: [{ role: 'user', content }] });
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let runtime: RuntimeProcess;
+let client: Client;
+
+beforeAll(async () => {
+  database = await createTestDatabase('state');
+  runtime = await startDevRuntime('runtime-echo', database.url);
+  client = new Client({ apiUrl: runtime.url, apiKey: null });
+});
+
+afterAll(async () => {
+  await runtime?.stop();
+  await database?.drop();
+});
+
+const texts = (values: any) => (values.messages as Array<{ content: string }>).map((message) => message.content);
+
+test('history lists checkpoints newest first, the head first, and pages with limit and before', async () => {
+  const thread = await client.threads.create();
+  await client.runs.wait(thread.thread_id, 'agent', { input: say('one') });
+  await client.runs.wait(thread.thread_id, 'agent', { input: say('two') });
+
+  const history = await client.threads.getHistory(thread.thread_id, { limit: 100 });
+  expect(history.length).toBeGreaterThan(4);
+  const head = await client.threads.getState(thread.thread_id);
+  expect(history[0]!.checkpoint.checkpoint_id).toBe(head.checkpoint.checkpoint_id);
+  expect(texts(history[0]!.values)).toEqual(['one', 'echo: one', 'ok', 'two', 'echo: two', 'ok']);
+  const ids = history.map((state) => state.checkpoint.checkpoint_id!);
+  expect([...ids].sort().reverse()).toEqual(ids);
+
+  const page = await client.threads.getHistory(thread.thread_id, { limit: 2, before: { configurable: history[1]!.checkpoint } });
+  expect(page.map((state) => state.checkpoint.checkpoint_id)).toEqual([ids[2], ids[3]]);
+  const inputs = await client.threads.getHistory(thread.thread_id, { limit: 100, metadata: { source: 'input' } });
+  expect(inputs.length).toBe(2);
+
+  const earlier = await client.threads.getState(thread.thread_id, ids[3]!);
+  expect(earlier.checkpoint.checkpoint_id).toBe(ids[3]);
+  const viaPost = await client.threads.getState(thread.thread_id, { ...history[3]!.checkpoint, checkpoint_map: null } as any);
+  expect(viaPost.values).toEqual(earlier.values);
+});
+
+test('history of a thread that never ran is empty, and of an unknown thread 404', async () => {
+  const thread = await client.threads.create();
+  expect(await client.threads.getHistory(thread.thread_id)).toEqual([]);
+  const response = await fetch(`${runtime.url}/threads/${crypto.randomUUID()}/history`, { method: 'POST', body: '{}' });
+  expect(response.status).toBe(404);
+  const bad = await fetch(`${runtime.url}/threads/${thread.thread_id}/history`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ limit: 'many' }),
+  });
+  expect(bad.status).toBe(422);
+});
+
+test('an interrupt shows in the state and the thread, and a resume command completes the run', async () => {
+  const thread = await client.threads.create();
+  await client.runs.wait(thread.thread_id, 'interrupting', { input: say('deploy?') });
+  const state = await client.threads.getState(thread.thread_id);
+  expect(state.next).toEqual(['ask']);
+  expect(state.tasks[0]!.interrupts).toEqual([expect.objectContaining({ value: { question: 'approve?' } })]);
+  const interrupted = await client.threads.get(thread.thread_id);
+  expect(interrupted.status).toBe('interrupted');
+  expect(Object.values(interrupted.interrupts).flat()).toEqual([expect.objectContaining({ value: { question: 'approve?' } })]);
+  expect(texts(interrupted.values)).toEqual(['deploy?']);
+
+  const resumed = await client.runs.wait(thread.thread_id, 'interrupting', { command: { resume: 'yes' } });
+  expect(texts(resumed)).toEqual(['deploy?', 'answer: yes']);
+  const done = await client.threads.get(thread.thread_id);
+  expect(done.status).toBe('idle');
+  expect(done.interrupts).toEqual({});
+});
+
+test('updateState writes values as a node, and a busy thread refuses it', async () => {
+  const thread = await client.threads.create();
+  await client.runs.wait(thread.thread_id, 'agent', { input: say('hello') });
+  const updated: any = await client.threads.updateState(thread.thread_id, {
+    values: { messages: [{ role: 'user', content: 'added', id: 'added-1' }] },
+    asNode: 'tools',
+  });
+  expect(updated.checkpoint.checkpoint_id).toEqual(expect.any(String));
+  const state = await client.threads.getState(thread.thread_id);
+  expect(texts(state.values).at(-1)).toBe('added');
+  expect(state.metadata?.source).toBe('update');
+  expect(texts((await client.threads.get(thread.thread_id)).values).at(-1)).toBe('added');
+
+  const slowThread = await client.threads.create();
+  const running = client.runs.wait(slowThread.thread_id, 'slow', { input: say('x') });
+  await new Promise((resolve) => setTimeout(resolve, 700));
+  await expect(client.threads.updateState(slowThread.thread_id, { values: { messages: [] } })).rejects.toThrow(/409/);
+  await running;
+});
+
+test('copy duplicates a thread with its history, independent of the original', async () => {
+  const thread = await client.threads.create({ metadata: { owner: 'copy-test' } });
+  await client.runs.wait(thread.thread_id, 'agent', { input: say('original') });
+  const copy = await client.threads.copy(thread.thread_id);
+  expect(copy.thread_id).not.toBe(thread.thread_id);
+  expect(copy.metadata).toMatchObject({ owner: 'copy-test', thread_id: copy.thread_id });
+  const [original, copied] = await Promise.all([
+    client.threads.getHistory(thread.thread_id, { limit: 100 }),
+    client.threads.getHistory(copy.thread_id, { limit: 100 }),
+  ]);
+  expect(copied.map((state) => state.values)).toEqual(original.map((state) => state.values));
+  await client.runs.wait(copy.thread_id, 'agent', { input: say('only in the copy') });
+  expect(texts((await client.threads.getState(thread.thread_id)).values)).toEqual(['original', 'echo: original', 'ok']);
+  expect(texts((await client.threads.getState(copy.thread_id)).values)).toHaveLength(6);
+});
+
+test('a run with a checkpoint forks the thread from that earlier point (regenerate)', async () => {
+  const thread = await client.threads.create();
+  await client.runs.wait(thread.thread_id, 'agent', { input: say('first') });
+  const afterFirst = await client.threads.getState(thread.thread_id);
+  await client.runs.wait(thread.thread_id, 'agent', { input: say('second') });
+
+  const forked = await client.runs.wait(thread.thread_id, 'agent', {
+    input: say('instead'),
+    checkpoint: afterFirst.checkpoint,
+  });
+  expect(texts(forked)).toEqual(['first', 'echo: first', 'ok', 'instead', 'echo: instead', 'ok']);
+  const head = await client.threads.getState(thread.thread_id);
+  expect(head.parent_checkpoint).not.toBeNull();
+  expect(texts(head.values)).toEqual(texts(forked));
+});
