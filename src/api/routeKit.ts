@@ -12,7 +12,7 @@ export type HttpMethod = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
 export interface RouteSpec<P = any, Q = any, B = any> {
   method: HttpMethod;
-  /** Koa-router path, e.g. `/v2/deployments/:deploymentId`. */
+  /** Koa-router path, e.g. `/v2/deployments/:deployment_id`. */
   path: string;
   summary: string;
   tags: string[];

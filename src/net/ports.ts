@@ -15,10 +15,17 @@ export function findFreePort(host = '127.0.0.1'): Promise<number> {
 }
 
 /** Polls `check` until it resolves true or `timeoutMs` passes. */
+/** Thrown by a `waitFor` check when waiting longer cannot help (the process being waited for has exited). */
+export class StopWaiting extends Error {}
+
 export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 30_000, intervalMs = 100): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return;
+    const ready = await check().catch((error: unknown) => {
+      if (error instanceof StopWaiting) throw error;
+      return false;
+    });
+    if (ready) return;
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
   throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../workflows/messages';
 import { projectRoot } from '../config';
-import { waitFor } from '../net/ports';
+import { StopWaiting, waitFor } from '../net/ports';
 import { startSupervisedChild } from '../os/supervisedChild';
 
 export interface TemporalDevServer {
@@ -83,7 +83,7 @@ export async function startTemporalDevServer(options: DevServerOptions): Promise
         await waitFor(
           `the Temporal dev server on ${address}`,
           async () => {
-            if (exited()) throw new Error(`temporal server exited early (see ${options.logFile ?? 'its output'})`);
+            if (exited()) throw new StopWaiting(`temporal server exited early (see ${options.logFile ?? 'its output'})`);
             const connection = await Connection.connect({ address, connectTimeout: 1000 });
             try {
               await connection.workflowService.getSystemInfo({});

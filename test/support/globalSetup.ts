@@ -8,7 +8,7 @@ import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { Client as PgClient } from 'pg';
 import { createDb, migrateToLatest } from '../../src/db/knex';
 import { findFreePort } from '../../src/net/ports';
-import { startTemporalDevServer } from '../../src/temporal/devServer';
+import { startTemporalDevServer, type TemporalDevServer } from '../../src/temporal/devServer';
 import { WORKFLOWS_PATH } from '../../src/worker';
 import { testPostgres } from './testPostgres';
 
@@ -32,15 +32,7 @@ export default async function globalSetup(): Promise<void> {
   await db.destroy();
 
   const [temporal, bundle] = await Promise.all([
-    startTemporalDevServer({
-      dbFile: null,
-      port: await findFreePort(),
-      uiPort: null,
-      namespace: 'default',
-      logFile: path.join(runDir, 'temporal.log'),
-      // In memory: a restarted server would have lost the run's workflows, so a crash fails the run instead.
-      supervise: false,
-    }),
+    startTestTemporal(runDir),
     bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') }),
   ]);
   const bundlePath = path.join(runDir, 'workflow-bundle.js');
@@ -53,4 +45,26 @@ export default async function globalSetup(): Promise<void> {
   process.env.GRAPHX_TEST_TEMPORAL_ADDRESS = temporal.address;
   process.env.GRAPHX_TEST_WORKFLOW_BUNDLE = bundlePath;
   (globalThis as Record<string, unknown>).__graphxTemporal = temporal;
+}
+
+/**
+ * The dev server on a free port, tried up to three times: between `findFreePort` and the server's bind another
+ * process can take the port (seen on a busy machine), and the server then exits at once.
+ */
+async function startTestTemporal(runDir: string): Promise<TemporalDevServer> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startTemporalDevServer({
+        dbFile: null,
+        port: await findFreePort(),
+        uiPort: null,
+        namespace: 'default',
+        logFile: path.join(runDir, `temporal${attempt > 1 ? `-${attempt}` : ''}.log`),
+        // In memory: a restarted server would have lost the run's workflows, so a crash fails the run instead.
+        supervise: false,
+      });
+    } catch (error) {
+      if (attempt >= 3 || !/exited (early|during start-up)/.test((error as Error).message)) throw error;
+    }
+  }
 }

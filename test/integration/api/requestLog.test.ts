@@ -62,7 +62,7 @@ describe('the API request log', () => {
       service: 'graphx',
       request: {
         method: 'GET',
-        route: '/v2/deployments/:deploymentId',
+        route: '/v2/deployments/:deployment_id',
         path: `/v2/deployments/${missing}`,
         status: 404,
         requestId: 'req-log-1',
