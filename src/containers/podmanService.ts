@@ -56,6 +56,9 @@ export async function ensurePodmanService(files: EngineConfigFiles, timeoutMs = 
   const child = spawn('podman', ['system', 'service', '--time=0', `unix://${socketPath}`], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', ...files.env },
     stdio: ['ignore', log, log],
+    // The service outlives the command that started it and its containers' runtimes inherit its working directory:
+    // run it in its own directory, not in a checkout that may be deleted (runc then fails with "broken pipe").
+    cwd: path.dirname(socketPath),
     // Its own process group: a Ctrl-C on the terminal reaches graphx, which stops the service in order.
     detached: true,
   });
