@@ -1,13 +1,40 @@
-# The control plane image (API, worker and the runtime it starts). Temporal runs as its own service in compose.
-FROM node:20-bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends git ca-certificates procps wget && rm -rf /var/lib/apt/lists/*
+# The control plane image: `graphx serve` (API, gateway, control worker), `graphx worker` and the runtime it starts.
+# Temporal and PostgreSQL run as their own services (docker-compose.yml).
+#
+#   docker build -t graphx .                                   # Node 22 LTS (node:22-bookworm-slim)
+#   docker build --build-arg NODE_IMAGE=node:24-bookworm-slim -t graphx .
+#
+# NODE_IMAGE is any Debian-based image with node and npm on the PATH (the tests use one built offline).
+ARG NODE_IMAGE=node:22-bookworm-slim
+
+# deps: production packages only. The postinstall script (scripts/install-temporal-cli.js) must be in place before
+# `npm ci` runs it; it installs nothing here (GRAPHX_SKIP_TEMPORAL_INSTALL), Temporal being a service of its own.
+FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
-COPY package.json package-lock.json ./
 ENV GRAPHX_SKIP_TEMPORAL_INSTALL=1
-RUN npm ci --omit=dev --no-audit --no-fund
+COPY package.json package-lock.json ./
+COPY scripts ./scripts
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# build: the sources, and the deployed apps' runtime bundle (dist/runtime), so no instance bundles it at start.
+FROM deps AS build
 COPY . .
-# The deployed apps' runtime bundle (bin/runtime-bundle.js), so no instance builds it at start.
 RUN node bin/runtime-bundle.js
-ENV NODE_ENV=production
+
+# runtime: the Node image, git (revision builds clone repositories), and the built tree, read-only to the app user.
+FROM ${NODE_IMAGE} AS runtime
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends git ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && echo 'graphx:x:10001:10001::/home/graphx:/usr/sbin/nologin' >> /etc/passwd \
+ && echo 'graphx:x:10001:' >> /etc/group \
+ && mkdir -p /home/graphx /var/lib/graphx \
+ && chown 10001:10001 /home/graphx /var/lib/graphx
+WORKDIR /app
+COPY --from=build /app /app
+RUN ln -s /app/bin/graphx.js /usr/local/bin/graphx
+ENV NODE_ENV=production HOME=/home/graphx GRAPHX_DATA_DIR=/var/lib/graphx GRAPHX_HOST=0.0.0.0
+# Numeric, so orchestrators that check runAsNonRoot can verify it without reading /etc/passwd.
+USER 10001:10001
 EXPOSE 8080 8123
-CMD ["node", "bin/graphx.js", "start"]
+CMD ["graphx", "serve"]

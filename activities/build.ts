@@ -9,7 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { documentedKeys, missingEnvFileWarning, reviewConfigKeys } from '../src/runtime/configKeys';
 import { minimalPath } from '../src/os/processes';
-import { buildPaths, graphxConfigFile, type RevisionSpec } from '../src/pipeline/revisionSpec';
+import { buildPaths, graphxConfigFile, isImageSource, type RevisionSpec } from '../src/pipeline/revisionSpec';
+import { buildRevisionImage, imageSourceNeedsContainers, pullRevisionImage } from './imageBuild';
 import { cloneRevision } from './clone';
 import type { ActivityDeps } from './deps';
 import { dependencyCacheKey, restoreDependencies, saveDependencies } from './support/dependencyCache';
@@ -99,6 +100,11 @@ export function validateGraphxConfig(dataDir: string, spec: RevisionSpec): { fil
 export function buildApplicationActivity(deps: ActivityDeps, load: SpecLoader) {
   return ({ revisionId }: { revisionId: string }): Promise<void> =>
     runRevisionStep(deps, load, revisionId, async (spec, progress) => {
+      const images = deps.images;
+      if (isImageSource(spec)) {
+        if (!images) imageSourceNeedsContainers(spec);
+        return pullRevisionImage({ ...deps, images }, spec, progress);
+      }
       const { root, src } = buildPaths(deps.config.dataDir, revisionId);
       if (!fs.existsSync(src)) {
         // Another machine cloned it, or the data dir was wiped: clone the recorded commit again.
@@ -106,8 +112,14 @@ export function buildApplicationActivity(deps: ActivityDeps, load: SpecLoader) {
         await cloneRevision(deps, spec, progress);
       }
       const { file: configFile, warnings } = validateGraphxConfig(deps.config.dataDir, spec);
-      for (const warning of warnings) progress.line(`warning: ${warning}`, 'warn');
+      // Image builds honour dockerfile_lines (the warning that it has no effect is about process builds).
+      for (const warning of warnings) {
+        if (!(images && warning.includes('"dockerfile_lines"'))) progress.line(`warning: ${warning}`, 'warn');
+      }
       const appDir = path.dirname(configFile);
+      if (images) {
+        return buildRevisionImage({ ...deps, images }, spec, configFile, defaultInstallCommand(appDir), progress);
+      }
       const env = buildEnvironment(deps.config.dataDir, spec);
       const deadline = Date.now() + deps.config.buildTimeoutSeconds * 1000;
       const installCommand = spec.sourceConfig.install_command ?? defaultInstallCommand(appDir);

@@ -13,7 +13,7 @@ import { getIntegrationCloneToken } from '../src/auth/integrationCredentials';
 import { PipelineState } from '../src/db/repositories/pipelineState';
 import { InputError } from '../src/errors';
 import { minimalPath } from '../src/os/processes';
-import { buildPaths, type RevisionSpec } from '../src/pipeline/revisionSpec';
+import { buildPaths, isImageSource, type RevisionSpec } from '../src/pipeline/revisionSpec';
 import type { ActivityDeps } from './deps';
 import { cloneDestinationConfig } from './support/cloneDestination';
 import type { StepProgress } from './support/progress';
@@ -211,8 +211,12 @@ async function gitEnvironment(
 
 /** The `cloneRepository` activity. */
 export function cloneRepositoryActivity(deps: ActivityDeps, load: SpecLoader) {
-  return ({ revisionId }: { revisionId: string }): Promise<{ repoCommitSha: string }> =>
+  return ({ revisionId }: { revisionId: string }): Promise<{ repoCommitSha: string | null }> =>
     runRevisionStep(deps, load, revisionId, async (spec, progress) => {
+      if (isImageSource(spec)) {
+        progress.setPhase('clone', `Nothing to clone: the revision runs image ${spec.imageUri ?? '(none)'}.`);
+        return { repoCommitSha: null };
+      }
       const sha = await cloneRevision(deps, spec, progress);
       await new PipelineState(deps.db).recordCommitSha(revisionId, sha);
       return { repoCommitSha: sha };

@@ -1,6 +1,6 @@
 /**
- * Teardown of a deleted deployment: stop its instances, drop its database and role, delete its service tokens and
- * build directories, optionally its tracing project, then mark it deleted. Every step tolerates having been done
+ * Teardown of a deleted deployment: stop its instances, drop its database and role, delete its service tokens, the
+ * images built for it (container runner; pulled `image_uri`s may be shared and stay) and build directories, optionally its tracing project, then mark it deleted. Every step tolerates having been done
  * already, so a re-run after a crash finishes the job. It runs only for a deployment the database marks for deletion.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
@@ -20,7 +20,7 @@ const heartbeat = (phase: string) => {
 };
 
 /** The `teardownDeployment` activity. */
-export function teardownDeploymentActivity({ db, config, target }: ActivityDeps) {
+export function teardownDeploymentActivity({ db, config, target, images }: ActivityDeps) {
   return async (input: { deploymentId: string; deleteTracingProject?: boolean }): Promise<void> => {
     const { deploymentId } = input;
     const state = new PipelineState(db);
@@ -47,8 +47,13 @@ export function teardownDeploymentActivity({ db, config, target }: ActivityDeps)
         })
         .delete();
     }
+    const revisionIds = await state.revisionIds(deploymentId);
+    if (images) {
+      heartbeat('removing images');
+      await images.removeBuiltImages(deploymentId, revisionIds);
+    }
     heartbeat('removing files');
-    for (const revisionId of await state.revisionIds(deploymentId)) {
+    for (const revisionId of revisionIds) {
       fs.rmSync(buildPaths(config.dataDir, revisionId).root, { recursive: true, force: true });
     }
     const instances: Array<{ stdout_file: string; stderr_file: string }> = await db('local_instances')

@@ -20,7 +20,8 @@ export interface RevisionRef {
 }
 
 export interface CloneResult {
-  repoCommitSha: string;
+  /** Null for revisions that run a user's image (nothing is cloned). */
+  repoCommitSha: string | null;
 }
 
 export interface RolloutResult {

@@ -6,13 +6,13 @@
  * whole-run time (until the stream closes) and server CPU per run (the server's process tree, from /proc).
  * Then the memory of one deployed app (runtimeMemory.ts). Prints figures; asserts nothing.
  */
-import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { findFreePort } from '../src/net/ports';
 import { benchRuntimeMemory } from './runtimeMemory';
-import { BODY, oneRun, ROOT, startProcess, treeCpuMs, type Server } from './runtimeProcess';
+import { benchRuntimeBackground } from './runtimeBackground';
+import { BODY, oneRun, peerServer, ROOT, startProcess, treeCpuMs, type Server } from './runtimeProcess';
 
 const APP_CONFIG = path.join(ROOT, 'test', 'fixtures', 'apps', 'runtime-echo', 'graphx.json');
 const SECONDS_PER_POINT = Number(process.env.BENCH_SECONDS ?? 5);
@@ -72,35 +72,6 @@ http.createServer((req, res) => {
 }).listen(port, '127.0.0.1');
 `;
 
-async function peerServer(): Promise<Server | string> {
-  const bin = path.join(ROOT, 'node_modules', '.bin', 'langgraphjs');
-  if (!fs.existsSync(bin)) return 'not installed (npm install --save-dev @langchain/langgraph-cli failed or was not run)';
-  const dir = path.join(ROOT, '.test-data', 'bench-peer');
-  fs.mkdirSync(dir, { recursive: true });
-  const graphFile = path.relative(dir, path.join(path.dirname(APP_CONFIG), 'src', 'graph.ts'));
-  fs.writeFileSync(
-    path.join(dir, 'langgraph.json'),
-    JSON.stringify({ node_version: '20', graphs: { agent: `./${graphFile}:graph` }, env: { ECHO_PREFIX: 'echo' } }),
-  );
-  const port = await findFreePort();
-  try {
-    return await startProcess(
-      'langgraphjs dev',
-      bin,
-      ['dev', '--config', path.join(dir, 'langgraph.json'), '--port', String(port), '--host', '127.0.0.1', '--no-browser'],
-      {
-        LANGGRAPH_CLI_NO_ANALYTICS: '1',
-        LANGSMITH_TRACING: 'false',
-        BROWSER: 'none',
-      },
-      port,
-      dir,
-    );
-  } catch (error) {
-    return `could not start offline: ${(error as Error).message.split('\n')[0]}`;
-  }
-}
-
 /** Runs the benchmark and prints one line per server and concurrency. */
 export async function benchRuntime(): Promise<void> {
   const adminUrl = process.env.GRAPHX_BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -128,7 +99,7 @@ export async function benchRuntime(): Promise<void> {
     servers.push(
       await startProcess('bare node http', process.execPath, ['-e', BARE_SERVER, String(barePort), template], {}, barePort),
     );
-    const peer = await peerServer();
+    const peer = await peerServer({ agent: `${path.join(path.dirname(APP_CONFIG), 'src', 'graph.ts')}:graph` }, 'bench-peer');
     if (typeof peer === 'string') console.log(`peer (langgraphjs dev): ${peer}; benching the rest`);
     else servers.splice(2, 0, peer);
 
@@ -148,6 +119,7 @@ export async function benchRuntime(): Promise<void> {
     await persisted.end();
     console.log(`\nrun records persisted by graphx: ${count}`);
     for (const server of servers.splice(0)) await server.stop();
+    await benchRuntimeBackground(databaseUri);
     await benchRuntimeMemory(databaseUri);
   } finally {
     for (const server of servers) await server.stop();

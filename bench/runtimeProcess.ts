@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { waitFor } from '../src/net/ports';
+import { findFreePort, waitFor } from '../src/net/ports';
 
 export const ROOT = path.resolve(__dirname, '..');
 export const BODY = JSON.stringify({
@@ -140,4 +140,33 @@ export function oneRun(agent: http.Agent, port: number): Promise<[number, number
     request.on('error', reject);
     request.end(BODY);
   });
+}
+
+/**
+ * The LangGraph JS dev server (`langgraphjs dev` from @langchain/langgraph-cli) serving `graphs` (name → absolute
+ * `file:export`) from `.test-data/<dirName>`, or why it cannot run here.
+ */
+export async function peerServer(graphs: Record<string, string>, dirName: string): Promise<Server | string> {
+  const bin = path.join(ROOT, 'node_modules', '.bin', 'langgraphjs');
+  if (!fs.existsSync(bin)) return 'not installed (npm install --save-dev @langchain/langgraph-cli failed or was not run)';
+  const dir = path.join(ROOT, '.test-data', dirName);
+  fs.mkdirSync(dir, { recursive: true });
+  const relative = Object.fromEntries(Object.entries(graphs).map(([name, target]) => [name, `./${path.relative(dir, target)}`]));
+  fs.writeFileSync(
+    path.join(dir, 'langgraph.json'),
+    JSON.stringify({ node_version: '20', graphs: relative, env: { ECHO_PREFIX: 'echo' } }),
+  );
+  const port = await findFreePort();
+  try {
+    return await startProcess(
+      'langgraphjs dev',
+      bin,
+      ['dev', '--config', path.join(dir, 'langgraph.json'), '--port', String(port), '--host', '127.0.0.1', '--no-browser'],
+      { LANGGRAPH_CLI_NO_ANALYTICS: '1', LANGSMITH_TRACING: 'false', BROWSER: 'none' },
+      port,
+      dir,
+    );
+  } catch (error) {
+    return `could not start offline: ${(error as Error).message.split('\n')[0]}`;
+  }
 }

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// The deployed application (`runtime`, `dev`) runs from a compiled bundle (bin/runtime-bundle.js). Everything else
-// runs the TypeScript sources directly through tsx, for require() and import() alike, so `npm ci && npm start` needs
-// no build step. Importing tsx's entry registers its hooks exactly as `node --import tsx` would.
+// The deployed application (`runtime`, `runtime-prepare`, `dev`) runs from a compiled bundle (bin/runtime-bundle.js).
+// Everything else runs the TypeScript sources directly through tsx, for require() and import() alike, so
+// `npm ci && npm start` needs no build step. Importing tsx's entry registers its hooks exactly as
+// `node --import tsx` would.
 const command = process.argv[2];
 let bundle = null;
-if (command === 'runtime' || command === 'dev') {
+if (command === 'runtime' || command === 'runtime-prepare' || command === 'dev') {
   try {
     bundle = require('./runtime-bundle').runtimeBundle();
   } catch (error) {

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Installs the container tooling graphx uses (podman serving the Docker Engine API, runc, buildah, skopeo,
 # mmdebstrap for the offline base image, docker-registry for the loopback registry in tests, busybox-static for
-# the engine tests' one-file image).
+# the engine tests' one-file image, Debian's python3 whose crypt module hashes the test registry's htpasswd), and the
+# test tools of the same kind: chromium (headless browser tests, driven by playwright-core) and docker-compose (`docker-compose config` of the project's compose file).
 # Idempotent: apt runs only when a tool is missing, and `apt-get update` at most once.
 set -euo pipefail
 
-packages=(podman runc buildah skopeo mmdebstrap docker-registry busybox-static)
+packages=(podman runc buildah skopeo mmdebstrap docker-registry busybox-static python3 chromium docker-compose)
 # The command each package provides, to tell whether it is already there without asking dpkg per call.
 declare -A probe=(
   [podman]=podman [runc]=runc [buildah]=buildah [skopeo]=skopeo [mmdebstrap]=mmdebstrap
-  [docker-registry]=docker-registry [busybox-static]=busybox
+  [docker-registry]=docker-registry [busybox-static]=busybox [python3]=/usr/bin/python3 [chromium]=chromium
+  [docker-compose]=docker-compose
 )
 
 missing=()

@@ -9,14 +9,16 @@ import type { Client } from '@temporalio/client';
 import { createApp } from './api/app';
 import { answerClientErrorsWithJson } from './http/clientErrors';
 import type { GraphxConfig } from './config';
+import { openRevisionImages } from './containers';
 import { createDb, migrateToLatest, type Db } from './db/knex';
 import { startEmbeddedPostgres } from './os/embeddedPostgres';
 import { ensureBootstrapApiKey } from './bootstrap';
 import { logger } from './logger';
 import { killOwnedGroups } from './os/ownedGroups';
 import { startOutboxRelay } from './pipeline/outbox';
+import { closeMaintenanceDatabases } from './pipeline/deploymentDatabase';
 import { loadSecretKey, SecretBox } from './security/secretBox';
-import { LocalTarget } from './targets/local';
+import { chooseTarget } from './targets/choose';
 import { delay } from './os/processes';
 import { createTemporalClient } from './temporal/client';
 import { startTemporalDevServer } from './temporal/devServer';
@@ -72,6 +74,7 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
       stops.push(['postgres', pg.stop]);
       kills.push(pg.kill);
       databaseUrl = pg.connectionString('graphx');
+      await closeMaintenanceDatabases(pg.connectionString('postgres'));
     }
     const db = createDb(databaseUrl);
     stops.push(['db pool', () => db.destroy()]);
@@ -99,17 +102,20 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
     const temporal = await createTemporalClient(temporalAddress, config.temporalNamespace, config);
     stops.push(['temporal client', () => temporal.connection.close()]);
 
-    const target = new LocalTarget({ config, db, secretBox });
+    const { target, engine, closeEngine } = await chooseTarget(config, db, secretBox);
+    stops.push(['container engine', closeEngine]);
     stops.push(['app instances', () => target.stopAll(APP_STOP_GRACE_MS)]);
     const closeGateway = await target.startGateway();
     stops.push(['gateway', closeGateway]);
 
     let workerMetricsUrl: string | null = null;
     if (options.worker !== false) {
+      // Container runner: revisions are built into images (and image sources pulled) in the engine.
+      const images = engine ? await openRevisionImages(engine, config, (line) => logger.info(line)) : undefined;
       const worker = await startWorker({
         temporalAddress,
         namespace: config.temporalNamespace,
-        deps: { config, db, secretBox, target },
+        deps: { config, db, secretBox, target, images },
         workflowBundlePath: options.workflowBundlePath,
         queues: config.workerQueues,
         metrics: { host: config.host, port: config.workerMetricsPort },

@@ -15,10 +15,13 @@ const MAX_LINE = 4000;
 export interface HeartbeatDetails {
   phase: string;
   lastLines: string[];
+  /** The revision's image once built or pulled (container runner). */
+  image?: { ref: string; digest: string | null };
 }
 
 export class StepProgress {
   private phase = 'starting';
+  private image: HeartbeatDetails['image'];
   private readonly recent: string[] = [];
   private pending: Array<{ revision_id: string; level: string; message: string }> = [];
   private flushing: Promise<void> = Promise.resolve();
@@ -57,6 +60,12 @@ export class StepProgress {
     this.heartbeat();
   }
 
+  /** Names the revision's image in every later heartbeat (and heartbeats at once). */
+  setImage(image: { ref: string; digest: string | null }): void {
+    this.image = image;
+    this.heartbeat();
+  }
+
   /** One line of output or of narration. */
   line(message: string, level = 'info'): void {
     const clean = this.redact(message.length > MAX_LINE ? `${message.slice(0, MAX_LINE)}…` : message);
@@ -73,7 +82,11 @@ export class StepProgress {
 
   heartbeat(): void {
     try {
-      const details: HeartbeatDetails = { phase: this.phase, lastLines: this.lastLines() };
+      const details: HeartbeatDetails = {
+        phase: this.phase,
+        lastLines: this.lastLines(),
+        ...(this.image ? { image: this.image } : {}),
+      };
       Context.current().heartbeat(details);
     } catch {
       // Outside an activity (a direct call in a test): nothing to heartbeat to.

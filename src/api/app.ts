@@ -14,7 +14,8 @@ import { jsonBodyMiddleware } from '../http/jsonBody';
 import { requestIdMiddleware } from '../http/requestId';
 import { registerControlPlaneMetrics } from './metrics';
 import { requireServiceToken } from './middleware/serviceTokenAuth';
-import { buildOpenApi, docsPage } from './openapi';
+import { buildOpenApi } from './openapi';
+import { registerDocsRoutes } from './openapiDocs';
 import { RouteRegistry } from './routeKit';
 import { registerAuthRoutes } from './routes/auth';
 import { registerDeploymentRoutes } from './routes/deployments';
@@ -60,10 +61,7 @@ export function buildApi(deps: ApiDeps): { app: Koa; registry: RouteRegistry } {
   router.get('/openapi.json', (ctx) => {
     ctx.body = openApi;
   });
-  router.get('/docs', (ctx) => {
-    ctx.type = 'text/html';
-    ctx.body = docsPage(openApi);
-  });
+  registerDocsRoutes(router);
 
   app.use(requestIdMiddleware());
   // Both see the final status: they report when the response has ended, after the error middleware answered.

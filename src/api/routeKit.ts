@@ -5,7 +5,7 @@
 import type Router from '@koa/router';
 import type Joi from 'joi';
 import type Koa from 'koa';
-import { validatePart } from '../http/validation';
+import { rememberingValidator, validatePart } from '../http/validation';
 import type { AuthMode } from './middleware/apiKeyAuth';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'put' | 'delete';
@@ -46,9 +46,11 @@ export class RouteRegistry {
     const authenticate = this.authenticators[spec.auth ?? 'apiKey'];
     if (!authenticate && (spec.auth ?? 'apiKey') !== 'none') throw new Error(`No authenticator for ${spec.auth}`);
     const middleware: Koa.Middleware[] = authenticate ? [authenticate] : [];
+    const validParams = spec.params && rememberingValidator<P & object>(spec.params, 'path');
+    const validQuery = spec.query && rememberingValidator<Q & object>(spec.query, 'query');
     router[spec.method](spec.path, ...middleware, async (ctx) => {
-      const params = spec.params ? validatePart<P>(spec.params, ctx.params, 'path') : (ctx.params as P);
-      const query = spec.query ? validatePart<Q>(spec.query, { ...ctx.query }, 'query') : (ctx.query as Q);
+      const params = validParams ? validParams(ctx.params) : (ctx.params as P);
+      const query = validQuery ? validQuery({ ...ctx.query }) : (ctx.query as Q);
       const body = spec.body ? validatePart<B>(spec.body, ctx.state.body, 'body') : (ctx.state.body as B);
       await handler(ctx, { params, query, body });
     });

@@ -1,5 +1,5 @@
 /**
- * The `graphx` command: start (the whole stack), worker (one worker alone), runtime (a deployed app), dev, and the CI
+ * The `graphx` command: start (the whole stack), serve (the same in production), worker (one worker alone), runtime (a deployed app), dev, and the CI
  * commands (deploy, wait, status, logs, revisions, deployments; see ciCommands.ts). Usage errors exit 2.
  */
 import { Command } from 'commander';
@@ -16,6 +16,11 @@ program
   .command('start')
   .description('start the whole service on embedded defaults (PostgreSQL, Temporal dev server, API, worker, gateway)')
   .action(async () => (await import('./start')).runStart());
+
+program
+  .command('serve')
+  .description('production: API, gateway and worker against external PostgreSQL and Temporal, no development defaults')
+  .action(async () => (await import('./start')).runServe());
 
 program
   .command('worker')

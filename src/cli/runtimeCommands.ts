@@ -6,12 +6,20 @@ import { CommanderError, type Command } from 'commander';
 import { ConfigError } from '../config';
 import { EXIT } from './exitCodes';
 
-/** Adds `runtime` and `dev` to `program`. */
+/** Adds `runtime`, `runtime-prepare` and `dev` to `program`. */
 export function addRuntimeCommands(program: Command): Command {
   program
     .command('runtime')
     .description('serve one built application (started by a rollout; reads its environment)')
     .action(async () => (await import('../runtime/main')).runRuntimeFromEnv());
+
+  program
+    .command('runtime-prepare')
+    .description("compile the application's TypeScript graphs ahead of its first start (image builds run it)")
+    .option('--config <path>', 'path of graphx.json (default: $GRAPHX_CONFIG_PATH, else graphx.json)')
+    .action(async (options: { config?: string }) =>
+      (await import('../runtime/prepare')).prepareApp(options.config ?? process.env.GRAPHX_CONFIG_PATH ?? 'graphx.json'),
+    );
 
   program
     .command('dev')

@@ -1,7 +1,7 @@
 /** `graphx start` (= `npm start`): the whole stack in the foreground; Ctrl-C or SIGTERM stops every child. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfig } from '../config';
+import { ConfigError, loadConfig, type GraphxConfig } from '../config';
 import { startStack, type StackHandle } from '../stack';
 import { findTemporalCli } from '../temporal/devServer';
 
@@ -11,6 +11,24 @@ export async function runStart(): Promise<void> {
     GRAPHX_ALLOW_FILE_REPOS: process.env.GRAPHX_ALLOW_FILE_REPOS ?? '1',
     GRAPHX_ALLOW_INSECURE_OAUTH: process.env.GRAPHX_ALLOW_INSECURE_OAUTH ?? '1',
   });
+  await startAndReport(config);
+}
+
+/**
+ * `graphx serve`: the production form of start. The configuration is the environment's alone (no development
+ * defaults: no file:// repositories, no plain-http OAuth unless set), and PostgreSQL and Temporal must be external,
+ * so a forgotten variable stops start-up instead of quietly starting an embedded database in a container.
+ */
+export async function runServe(): Promise<void> {
+  const config = loadConfig(process.env);
+  const missing = [!config.databaseUrl && 'DATABASE_URL', !config.temporalAddress && 'TEMPORAL_ADDRESS'].filter(Boolean);
+  if (missing.length > 0) {
+    throw new ConfigError(`serve needs an external PostgreSQL and Temporal: set ${missing.join(' and ')} (or use start)`);
+  }
+  await startAndReport(config);
+}
+
+async function startAndReport(config: GraphxConfig): Promise<void> {
   const stack = await startStack(config);
   const lines = [
     'graphx platform is running',

@@ -5,10 +5,11 @@
  * app down. `graphx start`, a developer's foreground stack, stops its apps with it instead.
  */
 import { loadConfig, ConfigError } from '../config';
+import { openRevisionImages } from '../containers';
 import { createDb } from '../db/knex';
 import { logger } from '../logger';
 import { loadSecretKey, SecretBox } from '../security/secretBox';
-import { LocalTarget } from '../targets/local';
+import { chooseTarget } from '../targets/choose';
 import { startWorker } from '../worker';
 
 export async function runWorkerCommand(): Promise<void> {
@@ -18,11 +19,14 @@ export async function runWorkerCommand(): Promise<void> {
     throw new ConfigError('TEMPORAL_ADDRESS must be set for `graphx worker` (it does not start Temporal).');
   const db = createDb(config.databaseUrl);
   const secretBox = new SecretBox(loadSecretKey(config.secretKey, config.dataDir));
-  const target = new LocalTarget({ config, db, secretBox });
+  const chosen = await chooseTarget(config, db, secretBox);
+  const { target } = chosen;
+  // Container runner: revisions are built into images (and image sources pulled) in the engine.
+  const images = chosen.engine ? await openRevisionImages(chosen.engine, config, (line) => logger.info(line)) : undefined;
   const worker = await startWorker({
     temporalAddress: config.temporalAddress,
     namespace: config.temporalNamespace,
-    deps: { config, db, secretBox, target },
+    deps: { config, db, secretBox, target, images },
     queues: config.workerQueues,
     metrics: { host: config.host, port: config.workerMetricsPort },
   });
@@ -31,6 +35,7 @@ export async function runWorkerCommand(): Promise<void> {
   logger.info({ temporal: config.temporalAddress, metrics: worker.metricsUrl }, 'worker running');
   const shutdown = async () => {
     await worker.shutdown();
+    await chosen.closeEngine();
     await db.destroy();
     process.exit(0);
   };

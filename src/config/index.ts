@@ -50,8 +50,11 @@ export interface GraphxConfig {
   workerQueues: Array<'control' | 'build'>;
   /** Public base URL of the control plane, used in OAuth redirect URIs (GRAPHX_PUBLIC_URL). */
   publicUrl: string;
-  /** Where builds and apps run (GRAPHX_RUNNER): `process` (host processes, not isolated) or `container`. */
-  runner: 'process' | 'container';
+  /**
+   * Where builds and apps run (GRAPHX_RUNNER): `container`, `process` (host processes, not isolated), or `auto`
+   * (the default: containers when an engine answers, else processes; resolved at start by src/targets/choose.ts).
+   */
+  runner: 'process' | 'container' | 'auto';
   /** Docker Engine API socket to use (GRAPHX_CONTAINER_SOCKET); null: graphx starts podman on its own socket. */
   containerSocket: string | null;
   /** Image and container store of the podman graphx starts (GRAPHX_CONTAINER_STORE; default `<dataDir>/containers/store`). */
@@ -114,9 +117,7 @@ const schema = Joi.object({
   GRAPHX_PUBLIC_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
     .empty(''),
-  // `container` joins once the container target exists (issue 10); until then asking for it stops start-up clearly
-  // rather than silently running unisolated processes.
-  GRAPHX_RUNNER: Joi.string().valid('process').default('process'),
+  GRAPHX_RUNNER: Joi.string().valid('container', 'process', 'auto').default('auto'),
   GRAPHX_CONTAINER_SOCKET: Joi.string().min(1).empty(''),
   GRAPHX_CONTAINER_STORE: Joi.string().min(1).empty(''),
   GRAPHX_RUNTIME_BASE_IMAGE: Joi.string()

@@ -12,6 +12,7 @@ import {
   type BuildImageOptions,
   type ContainerEngine,
   type ContainerInfo,
+  type ContainerLogLine,
   type ContainerSpec,
   type ContainerState,
   type ImageInfo,
@@ -150,7 +151,9 @@ export class DockerEngine implements ContainerEngine {
           Memory: spec.memoryMb ? spec.memoryMb * 1024 * 1024 : undefined,
           // Without swap equal to memory, podman lets a container page out past its limit instead of being killed.
           MemorySwap: spec.memoryMb ? spec.memoryMb * 1024 * 1024 : undefined,
+          MemoryReservation: spec.memoryReservationMb ? spec.memoryReservationMb * 1024 * 1024 : undefined,
           NanoCpus: spec.cpus ? Math.round(spec.cpus * 1e9) : undefined,
+          CpuShares: spec.cpuShares,
           PidsLimit: spec.pidsLimit,
           NetworkMode: spec.network,
           Ulimits: this.ulimits.map((limit) => ({ Name: limit.name, Soft: limit.soft, Hard: limit.hard })),
@@ -229,6 +232,44 @@ export class DockerEngine implements ContainerEngine {
     const lines = text.split('\n');
     const last = lines.at(-1) === '' ? lines.slice(0, -1) : lines;
     return last.slice(-tail).join('\n') + (text.endsWith('\n') ? '\n' : '');
+  }
+
+  /**
+   * Frames of both streams with their timestamps; a frame without a newline is part of a longer line (podman splits
+   * lines it read in pieces), joined with the stream's next frames. An unfinished last line is left for the next call.
+   */
+  async containerLogLines(idOrName: string, sinceSecond: number): Promise<ContainerLogLine[]> {
+    let raw: Buffer;
+    try {
+      const answer = (await this.docker
+        .getContainer(idOrName)
+        .logs({ stdout: true, stderr: true, timestamps: true, follow: false, since: sinceSecond })) as unknown;
+      raw = Buffer.isBuffer(answer) ? answer : Buffer.from(String(answer));
+    } catch (error) {
+      if (statusOf(error) === 404) return [];
+      throw engineError(`logs of ${idOrName}`, error);
+    }
+    const lines: ContainerLogLine[] = [];
+    const open = new Map<number, ContainerLogLine>();
+    let offset = 0;
+    while (offset + 8 <= raw.length) {
+      const kind = raw[offset] as number;
+      const length = raw.readUInt32BE(offset + 4);
+      const frame = raw.subarray(offset + 8, offset + 8 + length).toString('utf8');
+      offset += 8 + length;
+      const space = frame.indexOf(' ');
+      const second = Math.floor(Date.parse(frame.slice(0, space)) / 1000);
+      const text = frame.slice(space + 1);
+      const pending = open.get(kind) ?? { stream: kind === 2 ? 'stderr' : 'stdout', second, text: '' };
+      pending.text += text;
+      if (!text.endsWith('\n')) {
+        open.set(kind, pending);
+        continue;
+      }
+      open.delete(kind);
+      for (const part of pending.text.slice(0, -1).split('\n')) lines.push({ ...pending, text: part.replace(/\r$/, '') });
+    }
+    return lines;
   }
 
   private async requireImage(ref: string): Promise<ImageInfo> {

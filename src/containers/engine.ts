@@ -52,11 +52,22 @@ export interface ContainerSpec {
   /** tmpfs mounts: path → options (e.g. `rw,size=64m,mode=1777`). */
   tmpfs?: Record<string, string>;
   memoryMb?: number;
+  /** Soft memory limit (what the container is expected to use; the kernel reclaims above it first). */
+  memoryReservationMb?: number;
   /** CPU quota in cores (0.5 = half a core). */
   cpus?: number;
+  /** Relative CPU weight when cores are contended (1024 = one core's worth). */
+  cpuShares?: number;
   pidsLimit?: number;
   /** Network mode; default the engine's bridge. `none` for no network at all. */
   network?: string;
+}
+
+export interface ContainerLogLine {
+  stream: 'stdout' | 'stderr';
+  /** Unix second the line was written (engines differ in precision: seconds is what all give). */
+  second: number;
+  text: string;
 }
 
 export type ContainerState = 'created' | 'running' | 'paused' | 'restarting' | 'removing' | 'exited' | 'dead';
@@ -98,6 +109,8 @@ export interface ContainerEngine {
   waitContainer(idOrName: string): Promise<number>;
   /** The last `tail` lines of stdout and stderr together. */
   containerLogs(idOrName: string, tail: number): Promise<string>;
+  /** Complete output lines written at or after `sinceSecond` (Unix seconds), oldest first, each with its second. */
+  containerLogLines(idOrName: string, sinceSecond: number): Promise<ContainerLogLine[]>;
 }
 
 /** An engine answered with an error; `statusCode` is the HTTP status of the Engine API when there is one. */

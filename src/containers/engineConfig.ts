@@ -5,7 +5,10 @@
  * - runc with the cgroupfs manager: crun fails on hybrid cgroup hosts, and there may be no systemd to talk to;
  * - explicit ulimits below the host's hard limits: podman's defaults (nofile 1048576) make setrlimit fail where the
  *   hard limit is lower, and every container start fails with "Operation not permitted";
- * - file-based events and no journald, for the same reason (no systemd).
+ * - file-based events and no journald, for the same reason (no systemd);
+ * - registries on loopback (127.0.0.1, localhost, any port) are plain HTTP: traffic that never leaves the machine
+ *   gains nothing from TLS, and a local registry (tests, a self-hosted mirror) rarely has a certificate. Docker Engine
+ *   treats 127.0.0.0/8 the same way by default. Short names resolve on docker.io, as with Docker.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,6 +18,7 @@ export interface EngineConfigFiles {
   dir: string;
   containersConf: string;
   storageConf: string;
+  registriesConf: string;
   /** Environment for every podman process graphx starts. */
   env: Record<string, string>;
   /** The container ulimits written, for clients that must repeat them per container (see DockerEngine). */
@@ -48,6 +52,7 @@ export function writeEngineConfig(options: EngineConfigOptions): EngineConfigFil
   const nproc = clampLimits(options.nproc ?? [1024, 2048], hostHardLimit('Max processes'));
   const containersConf = path.join(options.dir, 'containers.conf');
   const storageConf = path.join(options.dir, 'storage.conf');
+  const registriesConf = path.join(options.dir, 'registries.conf');
   writeIfChanged(
     containersConf,
     [
@@ -75,11 +80,21 @@ export function writeEngineConfig(options: EngineConfigOptions): EngineConfigFil
       '',
     ].join('\n'),
   );
+  writeIfChanged(
+    registriesConf,
+    [
+      '# Written by graphx (src/containers/engineConfig.ts).',
+      'unqualified-search-registries = ["docker.io"]',
+      ...['127.0.0.1', 'localhost'].flatMap((host) => ['', '[[registry]]', `location = ${toml(host)}`, 'insecure = true']),
+      '',
+    ].join('\n'),
+  );
   return {
     dir: options.dir,
     containersConf,
     storageConf,
-    env: { CONTAINERS_CONF: containersConf, CONTAINERS_STORAGE_CONF: storageConf },
+    registriesConf,
+    env: { CONTAINERS_CONF: containersConf, CONTAINERS_STORAGE_CONF: storageConf, CONTAINERS_REGISTRIES_CONF: registriesConf },
     ulimits: [
       { name: 'nofile', soft: nofile[0], hard: nofile[1] },
       { name: 'nproc', soft: nproc[0], hard: nproc[1] },

@@ -4,11 +4,14 @@
  * engine configuration. Only composition roots (the worker, `graphx images`) call this.
  */
 import path from 'node:path';
-import type { GraphxConfig } from '../config';
+import { projectRoot, type GraphxConfig } from '../config';
+import { ensureBaseImage } from './baseImage';
 import { DockerEngine } from './dockerEngine';
 import type { ContainerEngine } from './engine';
 import { writeEngineConfig } from './engineConfig';
 import { ensurePodmanService } from './podmanService';
+import { RevisionImages } from './revisionImages';
+import { ensureRuntimeImage } from './runtimeImage';
 
 export interface OpenedEngine {
   engine: ContainerEngine;
@@ -28,4 +31,19 @@ export async function openContainerEngine(config: GraphxConfig): Promise<OpenedE
   const engine = new DockerEngine(service.socketPath, files.ulimits);
   await engine.ping();
   return { engine, close: service.stop };
+}
+
+/**
+ * The container runner's images on an open engine: the base and runtime images are built (or found by content hash)
+ * first, so the first build of a revision does not pay for them. Composition roots call this with
+ * the engine of the container runner (src/targets/choose.ts picked it) and pass the result as ActivityDeps.images.
+ */
+export async function openRevisionImages(
+  engine: ContainerEngine,
+  config: GraphxConfig,
+  log: (line: string) => void,
+): Promise<RevisionImages> {
+  const baseRef = await ensureBaseImage({ engine, baseImage: config.runtimeBaseImage, log });
+  const runtime = await ensureRuntimeImage({ engine, baseRef, projectRoot, log });
+  return new RevisionImages(engine, runtime.ref);
 }

@@ -3,17 +3,27 @@
  * image starts `FROM`. It holds the runtime's sources, only the npm packages the runtime needs (not Temporal, the
  * embedded PostgreSQL or the container client), yarn classic and pnpm for revision builds, the host's CA bundle (for
  * machines behind a TLS-intercepting proxy) and an unprivileged user. It is labelled with the hash of everything that
- * goes in, so `ensureRuntimeImage` rebuilds only when something changed.
+ * goes in, so `ensureRuntimeImage` rebuilds only when something changed. The runtime's esbuild bundle
+ * (bin/runtime-bundle.js) is built on the host and shipped in the image: a container's tree is read-only to its user,
+ * so an instance could not build it at start and would fall back to tsx (slow start, a transpiler in every instance).
+ * The image contract (what revision images and `image_uri` images rely on) is in docs/internal-contracts.md.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ContainerEngine } from './engine';
+import { linkTree } from '../os/linkTree';
 
 /** uid/gid of the unprivileged user every runtime and revision container runs as. */
 export const RUNTIME_UID = 10001;
 export const RUNTIME_HOME = '/opt/graphx';
+/** Where a revision's repository is copied in revision images (the runtime image's WORKDIR). */
+export const APP_DIR = '/app';
+/** The port the image's agent server listens on unless `PORT` says otherwise. */
+export const RUNTIME_PORT = 8000;
+/** Directory whose `yarn` is yarn berry; revision images of berry repositories put it first on PATH. */
+export const BERRY_BIN = '/usr/local/lib/graphx/berry-bin';
 export const CONTENT_HASH_LABEL = 'graphx.content-hash';
 const HOST_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 
@@ -84,17 +94,21 @@ function runtimeDockerfile(baseRef: string): string {
     'COPY host-ca.crt /usr/local/share/graphx/ca-certificates.crt',
     'COPY tools/pnpm /usr/local/lib/node_modules/pnpm',
     'COPY tools/yarn /usr/local/lib/node_modules/yarn',
+    'COPY tools/berry /usr/local/lib/node_modules/@yarnpkg/cli-dist',
     'RUN ln -sf ../lib/node_modules/pnpm/bin/pnpm.cjs /usr/local/bin/pnpm \\',
     ' && ln -sf ../lib/node_modules/yarn/bin/yarn.js /usr/local/bin/yarn \\',
+    ` && mkdir -p ${BERRY_BIN} && ln -sf /usr/local/lib/node_modules/@yarnpkg/cli-dist/bin/yarn.js ${BERRY_BIN}/yarn \\`,
     ` && echo 'graphx:x:${RUNTIME_UID}:${RUNTIME_UID}::/home/graphx:/bin/sh' >> /etc/passwd \\`,
     ` && echo 'graphx:x:${RUNTIME_UID}:' >> /etc/group \\`,
     ` && mkdir -p /home/graphx /app && chown ${RUNTIME_UID}:${RUNTIME_UID} /home/graphx /app`,
     // Node (npm, yarn, pnpm, the app) trusts the host's CAs too: builds behind a TLS-intercepting proxy work.
     'ENV NODE_EXTRA_CA_CERTS=/usr/local/share/graphx/ca-certificates.crt NODE_ENV=production HOME=/home/graphx',
+    // Inside a container the server must listen on every interface: the engine publishes the port on 127.0.0.1.
+    `ENV HOST=0.0.0.0 PORT=${RUNTIME_PORT}`,
     `COPY app ${RUNTIME_HOME}`,
     `USER ${RUNTIME_UID}:${RUNTIME_UID}`,
-    'WORKDIR /app',
-    'EXPOSE 8000',
+    `WORKDIR ${APP_DIR}`,
+    `EXPOSE ${RUNTIME_PORT}`,
     `CMD ["node", "${RUNTIME_HOME}/bin/graphx.js", "runtime"]`,
     '',
   ].join('\n');
@@ -111,7 +125,17 @@ function stageContext(projectRoot: string, context: string): void {
   }
   linkTree(path.join(projectRoot, 'node_modules', 'pnpm'), path.join(context, 'tools', 'pnpm'));
   linkTree(path.join(projectRoot, 'node_modules', 'yarn'), path.join(context, 'tools', 'yarn'));
+  linkTree(path.join(projectRoot, 'node_modules', '@yarnpkg', 'cli-dist'), path.join(context, 'tools', 'berry'));
+  const bundle = runtimeBundleFile(projectRoot);
+  linkTree(bundle, path.join(app, path.relative(projectRoot, bundle)));
   fs.writeFileSync(path.join(context, 'host-ca.crt'), readIfExists(HOST_CA_BUNDLE));
+}
+
+/** Builds (or finds) the runtime's esbuild bundle under `dist/runtime/`; the image's `graphx runtime` finds it there. */
+function runtimeBundleFile(projectRoot: string): string {
+  // bin/runtime-bundle.js is the one place that names and builds the bundle; plain CommonJS, loaded as it is.
+  const { runtimeBundle } = require(path.join(projectRoot, 'bin', 'runtime-bundle.js')) as { runtimeBundle: () => string };
+  return runtimeBundle();
 }
 
 /**
@@ -176,24 +200,6 @@ function listFiles(entry: string): string[] {
     .readdirSync(entry)
     .sort()
     .flatMap((name) => listFiles(path.join(entry, name)));
-}
-
-function linkTree(source: string, target: string): void {
-  const stat = fs.lstatSync(source);
-  if (stat.isSymbolicLink()) {
-    fs.mkdirSync(path.dirname(target), { recursive: true });
-    fs.symlinkSync(fs.readlinkSync(source), target);
-  } else if (stat.isDirectory()) {
-    fs.mkdirSync(target, { recursive: true });
-    for (const name of fs.readdirSync(source)) linkTree(path.join(source, name), path.join(target, name));
-  } else if (stat.isFile()) {
-    fs.mkdirSync(path.dirname(target), { recursive: true });
-    try {
-      fs.linkSync(source, target);
-    } catch {
-      fs.copyFileSync(source, target);
-    }
-  }
 }
 
 function readIfExists(file: string): Buffer {

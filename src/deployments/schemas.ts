@@ -99,14 +99,20 @@ export const secretSchema = Joi.object({
   value: Joi.string().allow('').max(65536).required(),
 });
 
+const responseOnlyRevisionFields = {
+  repo_commit_sha: Joi.any().strip(),
+  image_ref: Joi.any().strip(),
+  image_digest: Joi.any().strip(),
+};
+
 export const createDeploymentBody = Joi.object({
   name: Joi.string().pattern(DEPLOYMENT_NAME_PATTERN, 'lowercase letters, digits and -, starting with a letter').required(),
   source: Joi.string()
     .valid(...SOURCES)
     .required(),
   source_config: Joi.object(sourceConfigFields).required(),
-  // repo_commit_sha is response-only: a client echoing a GET body back is accepted and the field dropped.
-  source_revision_config: Joi.object({ ...sourceRevisionConfigFields, repo_commit_sha: Joi.any().strip() }).required(),
+  // repo_commit_sha and the image fields are response-only: a client echoing a GET body back is accepted, they dropped.
+  source_revision_config: Joi.object({ ...sourceRevisionConfigFields, ...responseOnlyRevisionFields }).required(),
   secrets: Joi.array().items(secretSchema).max(200).default([]),
   image_version: Joi.string().max(100).allow(null),
 });
@@ -115,7 +121,7 @@ export const patchDeploymentBody = Joi.object({
   name: Joi.any(),
   source: Joi.any(),
   source_config: Joi.object(sourceConfigFields).allow(null),
-  source_revision_config: Joi.object({ ...sourceRevisionConfigFields, repo_commit_sha: Joi.any().strip() }).allow(null),
+  source_revision_config: Joi.object({ ...sourceRevisionConfigFields, ...responseOnlyRevisionFields }).allow(null),
   secrets: Joi.array().items(secretSchema).max(200).allow(null),
   image_version: Joi.string().max(100).allow(null),
 });

@@ -69,6 +69,9 @@ function revisionConfigView(revision: RevisionRecord | null): Record<string, unk
     graphx_config_path: config.graphx_config_path ?? null,
     image_uri: config.image_uri ?? null,
     repo_commit_sha: revision?.repoCommitSha ?? null,
+    // The image the revision runs, once built or pulled (container runner; image sources).
+    image_ref: revision?.imageRef ?? null,
+    image_digest: revision?.imageDigest ?? null,
   };
 }
 

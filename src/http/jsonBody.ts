@@ -10,7 +10,11 @@ import { unstorableIssue } from './validation';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-export function jsonBodyMiddleware(): Koa.Middleware {
+/**
+ * With `deferErrors` (a deployed app with custom routes, whose bodies need not be JSON), a body that is not JSON is
+ * left in `ctx.state.rawBody` and its error in `ctx.state.bodyError`, thrown later if no custom route takes the request.
+ */
+export function jsonBodyMiddleware(options: { deferErrors?: boolean } = {}): Koa.Middleware {
   return async (ctx, next) => {
     if (!['POST', 'PUT', 'PATCH', 'DELETE'].includes(ctx.method)) return next();
     let raw: string;
@@ -26,22 +30,26 @@ export function jsonBodyMiddleware(): Koa.Middleware {
       }
       throw error;
     }
+    if (options.deferErrors) ctx.state.rawBody = raw;
     if (raw.trim() === '') {
       ctx.state.body = undefined;
       return next();
     }
     let body: unknown;
+    let problem: ValidationError | null = null;
     try {
       body = JSON.parse(raw);
+      // Every body, validated by a route schema or not, is checked once here for what no column can store.
+      const unstorable = unstorableIssue(body, 'body');
+      if (unstorable) problem = new ValidationError([unstorable]);
     } catch (error) {
-      throw new ValidationError([
+      problem = new ValidationError([
         { loc: ['body', 0], msg: `JSON decode error: ${(error as Error).message}`, type: 'json_invalid' },
       ]);
     }
-    // Every body, validated by a route schema or not, is checked once here for what no column can store.
-    const unstorable = unstorableIssue(body, 'body');
-    if (unstorable) throw new ValidationError([unstorable]);
-    ctx.state.body = body;
+    if (problem && !options.deferErrors) throw problem;
+    ctx.state.body = problem ? undefined : body;
+    ctx.state.bodyError = problem ?? undefined;
     return next();
   };
 }

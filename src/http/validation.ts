@@ -128,3 +128,26 @@ export function validatePart<T>(schema: Joi.Schema, value: unknown, part: Reques
   }));
   throw new ValidationError(issues);
 }
+
+/** How many distinct path or query inputs each route remembers the validated value of. */
+const VALIDATED_INPUTS_PER_ROUTE = 1000;
+
+/**
+ * `validatePart` for a route's path or query, remembering the validated value of recent inputs: a poller repeats the
+ * same ids and query string, and Joi cost more per request than the database lookup. Sound because such a part is a
+ * small map of strings and its schema a pure function of it (constant defaults, no external rule). Refusals are not
+ * remembered; each caller gets its own copy.
+ */
+export function rememberingValidator<T extends object>(schema: Joi.Schema, part: 'path' | 'query'): (value: object) => T {
+  const validated = new Map<string, T>();
+  return (value) => {
+    const key = JSON.stringify(value);
+    const known = validated.get(key);
+    if (known) return { ...known };
+    const converted = validatePart<T>(schema, value, part);
+    // Map keeps insertion order: dropping the first entry drops the oldest.
+    if (validated.size >= VALIDATED_INPUTS_PER_ROUTE) validated.delete(validated.keys().next().value as string);
+    validated.set(key, converted);
+    return { ...converted };
+  };
+}

@@ -3,6 +3,7 @@
  * deployment id and the password from the secret key (`SecretBox.sign`), so nothing about them needs storing and a
  * restarted instance gets the same URI.
  */
+import { Client as PgClient } from 'pg';
 import type { GraphxConfig } from '../config';
 import type { Db } from '../db/knex';
 import { logger } from '../logger';
@@ -124,5 +125,20 @@ async function withoutSecret<T>(secret: string, run: () => Promise<T>): Promise<
     );
     (cleaned as { code?: string }).code = (error as { code?: string }).code;
     throw cleaned;
+  }
+}
+
+/**
+ * On a cluster graphx owns (the embedded one), deployment roles must not connect to the maintenance databases either
+ * (CONNECT to `postgres` and `template1` is PUBLIC's by default): the superuser keeps it. Never run on a server graphx
+ * shares with others (DATABASE_URL), where those databases are their administrator's to decide.
+ */
+export async function closeMaintenanceDatabases(superuserUrl: string): Promise<void> {
+  const client = new PgClient({ connectionString: superuserUrl });
+  await client.connect();
+  try {
+    await client.query('REVOKE CONNECT ON DATABASE postgres, template1 FROM PUBLIC');
+  } finally {
+    await client.end();
   }
 }

@@ -20,17 +20,39 @@ export interface RevisionSpec {
   /** Path segment at the gateway (the name unless another tenant's live deployment holds it). */
   routeKey: string;
   status: string;
+  /** `codehost`, `external_docker` or `internal_docker`. */
+  source: string;
   sourceConfig: {
     repo_url?: string | null;
     integration_id?: string | null;
     install_command?: string | null;
     build_command?: string | null;
-    resource_spec?: { min_scale?: number | null; memory_limit_mb?: number | null } | null;
+    resource_spec?: {
+      min_scale?: number | null;
+      cpu?: number | null;
+      cpu_limit?: number | null;
+      memory_mb?: number | null;
+      memory_limit_mb?: number | null;
+      /** Deployment secrets (by name) holding registry credentials for `image_uri`. */
+      image_pull_secrets?: Array<{ name: string }> | null;
+    } | null;
   };
   repoRef: string;
+  /** `source_revision_config.image_uri`: the image an `external_docker`/`internal_docker` revision pulls. */
+  imageUri: string | null;
   graphxConfigPath: string;
   repoCommitSha: string | null;
   secrets: DeploymentSecret[];
+  /**
+   * The image the revision runs, recorded by its build step: the pulled `image_uri` (image sources) or the built
+   * revision image (`codehost` in container mode). Null before the build step and for process-mode builds.
+   */
+  image: { ref: string; digest: string | null } | null;
+}
+
+/** True for revisions that run a user's image instead of building a repository. */
+export function isImageSource(spec: Pick<RevisionSpec, 'source'>): boolean {
+  return spec.source === 'external_docker' || spec.source === 'internal_docker';
 }
 
 /** Where a revision's build lives: `$dataDir/builds/<revision_id>/src` is the clone (docs/internal-contracts.md). */
@@ -75,11 +97,18 @@ export async function loadRevisionSpec(db: DbOrTx, secretBox: SecretBox, revisio
       'r.source_revision_config',
       'r.secrets_encrypted',
       'r.repo_commit_sha',
+      'r.image_ref',
+      'r.image_digest',
+      'r.source',
       'd.name as deployment_name',
       'd.route_key',
     );
   if (!row) throw new RevisionNotFoundError(`Revision ID ${revisionId} not found.`);
-  const revisionConfig = (row.source_revision_config ?? {}) as { repo_ref?: string | null; graphx_config_path?: string | null };
+  const revisionConfig = (row.source_revision_config ?? {}) as {
+    repo_ref?: string | null;
+    graphx_config_path?: string | null;
+    image_uri?: string | null;
+  };
   return {
     revisionId: row.id,
     deploymentId: row.deployment_id,
@@ -87,11 +116,14 @@ export async function loadRevisionSpec(db: DbOrTx, secretBox: SecretBox, revisio
     deploymentName: row.deployment_name,
     routeKey: row.route_key ?? row.deployment_name,
     status: row.status,
+    source: row.source,
     sourceConfig: row.source_config ?? {},
     repoRef: revisionConfig.repo_ref || 'main',
     graphxConfigPath: revisionConfig.graphx_config_path || 'graphx.json',
+    imageUri: revisionConfig.image_uri ?? null,
     repoCommitSha: row.repo_commit_sha,
     secrets: decryptSecrets(secretBox, row.secrets_encrypted),
+    image: row.image_ref ? { ref: row.image_ref, digest: row.image_digest ?? null } : null,
   };
 }
 

@@ -105,3 +105,39 @@ export function processServesInstance(pid: number, revisionId: string, port: num
   const vars = new Set(environ.split('\0'));
   return vars.has(`GRAPHX_REVISION_ID=${revisionId}`) && vars.has(`PORT=${port}`);
 }
+
+export interface ContainerIdentity {
+  /** Port the app listens on inside the container (published on the host's 127.0.0.1 only). */
+  port: number;
+  /** `postgresql://role:password@localhost/db?host=<socket dir>`: PostgreSQL through the mounted socket. */
+  databaseUri: string;
+  /** Unix socket of the control plane's internal API inside the container. */
+  controlPlaneSocket: string;
+  serviceToken: string;
+}
+
+/**
+ * The environment of an instance in a container: the same contract, but the app listens on every interface of its
+ * own network namespace (the engine publishes the port on 127.0.0.1 only), graphx.json is found from the image's
+ * working directory and its `env` applied by the runtime itself, and the database and control plane are sockets.
+ */
+export function containerEnvironment(spec: RevisionSpec, identity: ContainerIdentity): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const secret of spec.secrets) env[secret.name] = secret.value;
+  const memoryLimit = spec.sourceConfig.resource_spec?.memory_limit_mb;
+  if (typeof memoryLimit === 'number' && memoryLimit > 0) env.NODE_OPTIONS = `--max-old-space-size=${Math.floor(memoryLimit)}`;
+  Object.assign(env, {
+    PORT: String(identity.port),
+    HOST: '0.0.0.0',
+    DATABASE_URI: identity.databaseUri,
+    GRAPHX_CONFIG_PATH: spec.graphxConfigPath,
+    GRAPHX_DEPLOYMENT_ID: spec.deploymentId,
+    GRAPHX_REVISION_ID: spec.revisionId,
+    GRAPHX_TENANT_ID: spec.tenantId,
+    // The host part is never dialled: requests go through GRAPHX_CONTROL_PLANE_SOCKET.
+    GRAPHX_CONTROL_PLANE_URL: 'http://control-plane',
+    GRAPHX_CONTROL_PLANE_SOCKET: identity.controlPlaneSocket,
+    GRAPHX_SERVICE_TOKEN: identity.serviceToken,
+  });
+  return env;
+}

@@ -1,5 +1,6 @@
 /**
- * graphx.json of an application: `graphs` (`"name": "./file.ts:export"`), `env` (object or .env path), `auth.path`.
+ * graphx.json of an application: `graphs` (`"name": "./file.ts:export"`), `env` (object or .env path), `auth.path`,
+ * `http` (`app`: custom routes, `cors`, `disable_*` route groups).
  * Unknown keys are kept and ignored, so configuration files written for the anchors load unchanged.
  */
 import fs from 'node:fs';
@@ -9,6 +10,7 @@ import Joi from 'joi';
 import { ConfigError } from '../config';
 import { logger } from '../logger';
 import { missingEnvFileWarning } from './configKeys';
+import type { CorsConfig } from './http/cors';
 
 export interface ModuleExportRef {
   /** Absolute path of the module file. */
@@ -26,6 +28,18 @@ export interface AppConfig {
   graphs: GraphSpec[];
   env: Record<string, string>;
   auth: ModuleExportRef | null;
+  http: HttpConfig;
+}
+
+/** Route groups `http.disable_<group>` turns off (the anchor's names). */
+export const ROUTE_GROUPS = ['assistants', 'threads', 'runs', 'store', 'meta'] as const;
+export type RouteGroup = (typeof ROUTE_GROUPS)[number];
+
+export interface HttpConfig {
+  /** A Fetch-style app (`fetch(request)`, e.g. Hono) mounted before the API routes. */
+  app: ModuleExportRef | null;
+  cors: CorsConfig | null;
+  disabled: RouteGroup[];
 }
 
 const exportRef = Joi.string().pattern(/^[^:]+(:[A-Za-z_$][\w$]*)?$/, '<file>:<export>');
@@ -45,6 +59,26 @@ const schema = Joi.object({
     Joi.array().items(Joi.string()),
   ),
   auth: Joi.object({ path: exportRef.required() }).unknown(true),
+  http: Joi.object({
+    app: exportRef,
+    cors: Joi.object({
+      allow_origins: Joi.array().items(Joi.string()),
+      allow_origin_regex: Joi.string().custom((pattern: string, helpers) => {
+        try {
+          new RegExp(pattern);
+          return pattern;
+        } catch {
+          return helpers.message({ custom: '"allow_origin_regex" is not a regular expression' });
+        }
+      }),
+      allow_methods: Joi.array().items(Joi.string()),
+      allow_headers: Joi.array().items(Joi.string()),
+      allow_credentials: Joi.boolean(),
+      expose_headers: Joi.array().items(Joi.string()),
+      max_age: Joi.number().integer().min(0),
+    }).unknown(true),
+    ...Object.fromEntries(ROUTE_GROUPS.map((group) => [`disable_${group}`, Joi.boolean()])),
+  }).unknown(true),
 }).unknown(true);
 
 function parseRef(ref: string, appDir: string): ModuleExportRef {
@@ -92,6 +126,11 @@ export function loadAppConfig(configPath: string): AppConfig {
     graphs,
     env: readEnv(value.env, appDir),
     auth: value.auth ? parseRef(value.auth.path, appDir) : null,
+    http: {
+      app: value.http?.app ? parseRef(value.http.app, appDir) : null,
+      cors: value.http?.cors ?? null,
+      disabled: ROUTE_GROUPS.filter((group) => value.http?.[`disable_${group}`] === true),
+    },
   };
 }
 

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /** Keys that change what we build or serve. */
-const HONOURED = ['graphs', 'env', 'auth', 'dependencies', 'node_version', '$schema', 'description'];
+const HONOURED = ['graphs', 'env', 'auth', 'http', 'dependencies', 'node_version', '$schema', 'description'];
 
 /** Documented `langgraph.json` keys that have no effect here (what happens instead is said in the warning). */
 const IGNORED: Record<string, string> = {
@@ -23,7 +23,6 @@ const IGNORED: Record<string, string> = {
   pip_installer: 'only JavaScript graphs are served',
   store: 'the store has no semantic index here',
   checkpointer: 'threads are kept in the deployment database',
-  http: 'custom routes, CORS and disabled route groups are not applied',
   ui: 'generative UI components are not bundled',
   ui_config: 'generative UI components are not bundled',
   keep_alive: 'streams send their own keep-alive comments',

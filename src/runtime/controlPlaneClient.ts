@@ -4,6 +4,8 @@
  * wait on the control plane per request; concurrent checks of one key share one call.
  */
 import crypto from 'node:crypto';
+import http from 'node:http';
+import { Readable } from 'node:stream';
 import type { TraceRecord } from './storage/runStore';
 
 export interface KeyVerdict {
@@ -28,17 +30,22 @@ export class ControlPlaneClient {
   constructor(
     private readonly baseUrl: string,
     private readonly serviceToken: string,
+    /** In a container the control plane is a unix socket bind-mounted in (no route to the host's loopback). */
+    private readonly socketPath: string | null = null,
   ) {}
 
   private async post(path: string, body: unknown): Promise<Response> {
     let response: Response;
     try {
-      response = await fetch(`${this.baseUrl}${path}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${this.serviceToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-      });
+      const headers = { authorization: `Bearer ${this.serviceToken}`, 'content-type': 'application/json' };
+      response = this.socketPath
+        ? await postOverSocket(this.socketPath, `${this.baseUrl}${path}`, headers, JSON.stringify(body))
+        : await fetch(`${this.baseUrl}${path}`, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify(body),
+            signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+          });
     } catch (error) {
       throw new ControlPlaneUnavailableError(`control plane unreachable: ${(error as Error).message}`);
     }
@@ -89,4 +96,28 @@ export class ControlPlaneClient {
     if (response.status !== 202)
       throw new ControlPlaneUnavailableError(`control plane answered ${response.status} to /internal/v1/runs`);
   }
+}
+
+/** A POST over a unix socket, answered as a fetch Response (fetch itself cannot dial a socket without undici). */
+function postOverSocket(socketPath: string, url: string, headers: Record<string, string>, body: string): Promise<Response> {
+  const { pathname, search } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      {
+        socketPath,
+        path: `${pathname}${search}`,
+        method: 'POST',
+        headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+        timeout: REQUEST_TIMEOUT_MS,
+      },
+      (res) => {
+        const responseHeaders = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) if (typeof value === 'string') responseHeaders.set(name, value);
+        resolve(new Response(Readable.toWeb(res) as ReadableStream, { status: res.statusCode ?? 502, headers: responseHeaders }));
+      },
+    );
+    request.on('timeout', () => request.destroy(new Error('timeout')));
+    request.on('error', reject);
+    request.end(body);
+  });
 }

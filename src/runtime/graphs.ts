@@ -9,10 +9,12 @@ import type { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { ConfigError } from '../config';
 import type { GraphSpec } from './appConfig';
 import { importExport } from './moduleLoader';
+import type { AssistantDefaults } from './settings';
 
 /** The part of a compiled LangGraph.js graph the runtime uses. */
 export interface RunnableGraph {
   stream(input: unknown, options: Record<string, unknown>): Promise<AsyncIterable<unknown>>;
+  streamEvents(input: unknown, options: Record<string, unknown>): AsyncIterable<Record<string, unknown>>;
   getState(config: Record<string, unknown>, options?: { subgraphs?: boolean }): Promise<GraphStateSnapshot>;
   getStateHistory(
     config: Record<string, unknown>,
@@ -107,6 +109,7 @@ export class LoadedGraph {
     private readonly checkpointer: PostgresSaver,
     private readonly store: BaseStore,
     loadedAt: string,
+    defaults: { config: Record<string, unknown>; context: Record<string, unknown> } = { config: {}, context: {} },
   ) {
     const assistantId = uuid5(spec.graphId);
     this.assistant = {
@@ -114,8 +117,8 @@ export class LoadedGraph {
       graph_id: spec.graphId,
       name: spec.graphId,
       description: spec.description,
-      config: {},
-      context: {},
+      config: defaults.config,
+      context: defaults.context,
       metadata: { created_by: 'system' },
       version: 1,
       created_at: loadedAt,
@@ -150,15 +153,20 @@ export class GraphRegistry {
   }
 
   /**
-   * Imports every graph of graphx.json (awaiting promises).
+   * Imports every graph of graphx.json (awaiting promises); `defaults` are the system assistants' config and context.
    * @throws ConfigError naming the graph that failed.
    */
-  static async load(specs: GraphSpec[], checkpointer: PostgresSaver, store: BaseStore): Promise<GraphRegistry> {
+  static async load(
+    specs: GraphSpec[],
+    checkpointer: PostgresSaver,
+    store: BaseStore,
+    defaults: AssistantDefaults = {},
+  ): Promise<GraphRegistry> {
     const loadedAt = new Date().toISOString();
     const graphs: LoadedGraph[] = [];
     for (const spec of specs) {
       const exported = await importExport(spec);
-      graphs.push(new LoadedGraph(spec, await exported, checkpointer, store, loadedAt));
+      graphs.push(new LoadedGraph(spec, await exported, checkpointer, store, loadedAt, defaults[spec.graphId]));
     }
     return new GraphRegistry(graphs);
   }

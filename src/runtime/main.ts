@@ -43,7 +43,7 @@ export async function runRuntimeFromEnv(): Promise<void> {
     host: settings.host,
     controlPlane:
       settings.controlPlaneUrl && settings.serviceToken
-        ? { url: settings.controlPlaneUrl, serviceToken: settings.serviceToken }
+        ? { url: settings.controlPlaneUrl, serviceToken: settings.serviceToken, socketPath: settings.controlPlaneSocket }
         : null,
   });
   stopOnSignals(runtime);

@@ -23,22 +23,30 @@ import { applyAppEnv, loadAppConfig } from './appConfig';
 import { authMiddleware, isCustomAuth, type CustomAuth } from './auth/authMiddleware';
 import { ControlPlaneClient } from './controlPlaneClient';
 import { BackgroundRuns } from './execution/backgroundRuns';
+import { CronScheduler } from './execution/cronScheduler';
 import { RunCoordinator } from './execution/runCoordinator';
 import { RunEvents } from './execution/runEvents';
 import { RunService } from './execution/runService';
 import { ThreadStateService } from './execution/threadState';
+import { AssistantDirectory, assistantConfigOf } from './assistants';
+import { importAsApp } from './graphSchemas';
 import { GraphRegistry } from './graphs';
 import { httpExceptionMiddleware } from '../http/httpException';
+import { corsMiddleware } from './http/cors';
+import { asFetchApp, customAppMiddleware, disabledRoutesMiddleware, type FetchApp } from './http/customApp';
 import type { RuntimeServices } from './http/routes/context';
 import { registerRuntimeRoutes } from './http/routes';
 import { RuntimeMetrics } from './metrics';
 import { importExport } from './moduleLoader';
 import { RunRecorder } from './recording/runRecorder';
 import { TraceShipper } from './recording/traceShipper';
+import { CronStore } from './storage/cronStore';
 import { RunQueueStore } from './storage/runQueueStore';
 import { RunStore } from './storage/runStore';
 import { webhookDeliverer } from './recording/webhook';
-import { runTuningFromEnv } from './settings';
+import { assistantDefaultsFromEnv, runTuningFromEnv } from './settings';
+import { AssistantStore } from './storage/assistantStore';
+import { keepLatestCheckpoint } from './storage/checkpointPrune';
 import { ensureRuntimeSchema } from './storage/schema';
 import { createTrackedPostgresSaver } from './storage/trackedCheckpointer';
 import { packageModuleKind } from './typeScriptModules';
@@ -51,7 +59,7 @@ export interface RuntimeOptions {
   port: number;
   host: string;
   /** Null in `graphx dev`: no API-key check, no tracing. */
-  controlPlane: { url: string; serviceToken: string } | null;
+  controlPlane: { url: string; serviceToken: string; socketPath?: string | null } | null;
 }
 
 export interface RunningRuntime {
@@ -107,12 +115,18 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   await ensureRuntimeSchema(pool, checkpointer, store);
 
   registerSdkLogger();
-  const graphs = await GraphRegistry.load(appConfig.graphs, checkpointer, store);
+  const graphs = await GraphRegistry.load(appConfig.graphs, checkpointer, store, assistantDefaultsFromEnv());
   const customAuth = await loadCustomAuth(appConfig);
+  const customApp: FetchApp | null = appConfig.http.app
+    ? asFetchApp(await importExport(appConfig.http.app), `${appConfig.http.app.file}:${appConfig.http.app.exportName}`)
+    : null;
   const controlPlane = options.controlPlane
-    ? new ControlPlaneClient(options.controlPlane.url, options.controlPlane.serviceToken)
+    ? new ControlPlaneClient(options.controlPlane.url, options.controlPlane.serviceToken, options.controlPlane.socketPath ?? null)
     : null;
 
+  const assistantStore = new AssistantStore(pool);
+  await assistantStore.syncSystemAssistants(graphs.graphs.map((graph) => graph.assistant));
+  const assistants = new AssistantDirectory(graphs, assistantStore, customAuth);
   const threads = new ThreadStore(pool);
   const runs = new RunStore(pool);
   const tuning = runTuningFromEnv();
@@ -125,7 +139,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const appRequire = createRequire(path.join(appConfig.appDir, 'noop.js'));
   const metrics = new RuntimeMetrics();
   const runService = new RunService({
-    graphs,
+    assistants,
     threads,
     runs,
     recorder,
@@ -152,8 +166,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     deliverWebhook: webhookDeliverer(tuning.webhookDestinations),
   });
 
+  const crons = new CronStore(pool);
+  const cronScheduler = new CronScheduler({ crons, runQueue, threads, backgroundRuns, pollMs: tuning.cronPollMs });
+
   const services: RuntimeServices = {
     graphs,
+    assistants,
+    appImport: (specifier, condition) => importAsApp(appConfig.appDir, specifier, condition),
     threads,
     runs,
     runService,
@@ -162,22 +181,29 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       threads,
       leases: coordinator.leases,
       afterRelease: (threadId) => coordinator.announceRelease(threadId),
+      hasPendingRuns: async (threadId) => (await runQueue.withStatus(threadId, ['pending'])).length > 0,
+      assistantConfig: (assistantId) => assistantConfigOf(assistants, assistantId),
     }),
     backgroundRuns,
     runQueue,
     runEvents,
     store,
+    crons,
     coordinator,
     customAuth,
     deleteCheckpoints: async (threadId) => {
       await checkpointer.settled(threadId);
       await checkpointer.deleteThread(threadId);
     },
+    pruneCheckpoints: async (threadId) => {
+      await checkpointer.settled(threadId);
+      await keepLatestCheckpoint(pool, threadId);
+    },
     info: {
       version: '0.1.0',
       langgraph_js_version: packageVersion(appConfig.appDir, '@langchain/langgraph'),
       context: 'js',
-      flags: { assistants: true, crons: false, langsmith: false, graphx: true },
+      flags: { assistants: true, crons: true, langsmith: false, graphx: true },
     },
     metrics,
   };
@@ -188,13 +214,17 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
 
   const app = new Koa();
   app.use(requestIdMiddleware());
+  // First, as the anchor orders it: a preflight is answered before auth, and every answer (errors too) carries CORS.
+  app.use(corsMiddleware(appConfig.http.cors));
   // At debug: this process's stdout is the tenant's app log, and a line per run would drown the app's own lines.
   app.use(requestLogMiddleware(logger, { level: 'debug' }));
   app.use(httpMetricsMiddleware(metrics.http));
   app.use(errorMiddleware());
   app.use(httpExceptionMiddleware());
-  app.use(jsonBodyMiddleware());
+  app.use(jsonBodyMiddleware({ deferErrors: customApp !== null }));
   app.use(authMiddleware({ customAuth, controlPlane }));
+  if (customApp) app.use(customAppMiddleware(customApp));
+  if (appConfig.http.disabled.length > 0) app.use(disabledRoutesMiddleware(appConfig.http.disabled));
   app.use(router.routes());
   app.use(router.allowedMethods());
 
@@ -208,6 +238,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const port = (server.address() as { port: number }).port;
   shipper?.kick();
   backgroundRuns.kick();
+  cronScheduler.kick();
   logger.info(
     { port, graphs: appConfig.graphs.map((graph) => graph.graphId), customAuth: Boolean(customAuth) },
     'runtime serving',
@@ -221,6 +252,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       const deadline = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
       await closed;
       clearTimeout(deadline);
+      await cronScheduler.close();
       await backgroundRuns.close();
       await coordinator.close();
       await recorder.close();

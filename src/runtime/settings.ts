@@ -19,6 +19,8 @@ export interface RuntimeSettings {
   tenantId: string | null;
   /** Control-plane base URL; null in `graphx dev` (no API-key check, no tracing). */
   controlPlaneUrl: string | null;
+  /** Unix socket the control plane is reached through (a container's only way out to it); null: TCP to the URL. */
+  controlPlaneSocket: string | null;
   serviceToken: string | null;
   /** Processes serving the port together (workers.ts). */
   workers: number;
@@ -40,6 +42,7 @@ const schema = Joi.object({
     .uri({ scheme: ['http', 'https'] })
     .required(),
   GRAPHX_SERVICE_TOKEN: Joi.string().min(8).required(),
+  GRAPHX_CONTROL_PLANE_SOCKET: Joi.string().min(1).empty(''),
   GRAPHX_RUNTIME_WORKERS: workersSchema,
 }).unknown(true);
 
@@ -62,6 +65,7 @@ export function runtimeSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ru
     revisionId: value.GRAPHX_REVISION_ID ?? null,
     tenantId: value.GRAPHX_TENANT_ID ?? null,
     controlPlaneUrl: String(value.GRAPHX_CONTROL_PLANE_URL).replace(/\/+$/, ''),
+    controlPlaneSocket: value.GRAPHX_CONTROL_PLANE_SOCKET ?? null,
     serviceToken: value.GRAPHX_SERVICE_TOKEN,
     workers: value.GRAPHX_RUNTIME_WORKERS,
   };
@@ -84,6 +88,8 @@ export interface RunTuning {
   /** Background runs one instance executes at once. */
   backgroundConcurrency: number;
   webhookDestinations: 'public' | 'private' | 'any';
+  /** How often each instance looks for due crons (a tick fires at most this late). */
+  cronPollMs: number;
 }
 
 const tuningSchema = Joi.object({
@@ -91,12 +97,14 @@ const tuningSchema = Joi.object({
   GRAPHX_RUNTIME_ENQUEUE_WAIT_MS: Joi.number().integer().min(0).max(3_600_000).empty('').default(120_000),
   GRAPHX_RUNTIME_BACKGROUND_CONCURRENCY: Joi.number().integer().min(1).max(1000).empty('').default(10),
   GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS: Joi.string().valid('public', 'private', 'any').empty('').default('public'),
+  GRAPHX_RUNTIME_CRON_POLL_MS: Joi.number().integer().min(50).max(60_000).empty('').default(1000),
 }).unknown(true);
 
 /**
  * `GRAPHX_RUNTIME_LEASE_MS` (default 30 s), `GRAPHX_RUNTIME_ENQUEUE_WAIT_MS` (default 120 s),
- * `GRAPHX_RUNTIME_BACKGROUND_CONCURRENCY` (default 10) and `GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS` (`public`: only
- * public addresses; `private`: also private ranges; `any`: loopback too, for development).
+ * `GRAPHX_RUNTIME_BACKGROUND_CONCURRENCY` (default 10), `GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS` (`public`: only
+ * public addresses; `private`: also private ranges; `any`: loopback too, for development) and
+ * `GRAPHX_RUNTIME_CRON_POLL_MS` (default 1 s).
  * @throws ConfigError for a value out of range.
  */
 export function runTuningFromEnv(env: NodeJS.ProcessEnv = process.env): RunTuning {
@@ -107,5 +115,34 @@ export function runTuningFromEnv(env: NodeJS.ProcessEnv = process.env): RunTunin
     enqueueWaitMs: value.GRAPHX_RUNTIME_ENQUEUE_WAIT_MS,
     backgroundConcurrency: value.GRAPHX_RUNTIME_BACKGROUND_CONCURRENCY,
     webhookDestinations: value.GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS,
+    cronPollMs: value.GRAPHX_RUNTIME_CRON_POLL_MS,
   };
+}
+
+export type AssistantDefaults = Record<string, { config: Record<string, unknown>; context: Record<string, unknown> }>;
+
+const assistantDefaultsSchema = Joi.object().pattern(Joi.string(), Joi.object().unknown(true));
+
+/**
+ * `LANGGRAPH_CONFIG`, as the anchor reads it: `{"<graph id>": {configurable…, context…}}`, the config (and context)
+ * of each graph's system assistant. It may come from graphx.json `env` (applied to the environment before this).
+ * @throws ConfigError when it is not a JSON object of objects.
+ */
+export function assistantDefaultsFromEnv(env: NodeJS.ProcessEnv = process.env): AssistantDefaults {
+  const text = env.LANGGRAPH_CONFIG;
+  if (!text) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`Invalid runtime environment: LANGGRAPH_CONFIG is not JSON: ${(error as Error).message}`);
+  }
+  const { value, error } = assistantDefaultsSchema.validate(parsed);
+  if (error) throw new ConfigError(`Invalid runtime environment: LANGGRAPH_CONFIG: ${error.message}`);
+  return Object.fromEntries(
+    Object.entries(value as Record<string, Record<string, unknown>>).map(([graphId, { context, ...config }]) => [
+      graphId,
+      { config, context: (context as Record<string, unknown> | undefined) ?? {} },
+    ]),
+  );
 }

@@ -29,6 +29,8 @@ async function startStack(dataDir: string, extraEnv: Record<string, string> = {}
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
+    // Host processes until the e2e pipeline runs in container mode (issue 10, build side).
+    GRAPHX_RUNNER: 'process',
     GRAPHX_DATA_DIR: dataDir,
     GRAPHX_LOG_LEVEL: 'warn',
     ...extraEnv,

@@ -21,7 +21,12 @@ interface NpmStart {
 }
 
 async function npmStart(dataDir: string): Promise<NpmStart> {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, GRAPHX_DATA_DIR: dataDir };
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    GRAPHX_DATA_DIR: dataDir,
+    GRAPHX_RUNNER: 'process',
+  };
   for (const name of ['PORT', 'GRAPHX_GATEWAY_PORT', 'GRAPHX_TEMPORAL_PORT', 'GRAPHX_TEMPORAL_UI_PORT'])
     env[name] = String(await findFreePort());
   // detached: npm leads a new process group, as the foreground job of a terminal does.

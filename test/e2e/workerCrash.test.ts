@@ -32,6 +32,8 @@ describe('pipeline survives worker crashes', () => {
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
+      // Host processes until the e2e pipeline runs in container mode (issue 10, build side).
+      GRAPHX_RUNNER: 'process',
       DATABASE_URL: testEnv.databaseUrl(),
       TEMPORAL_ADDRESS: testEnv.temporalAddress(),
       GRAPHX_DATA_DIR: pipeline.dataDir,
@@ -197,6 +199,8 @@ describe('pipeline survives worker crashes', () => {
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
+      // Host processes until the e2e pipeline runs in container mode (issue 10, build side).
+      GRAPHX_RUNNER: 'process',
       DATABASE_URL: testEnv.databaseUrl(),
       TEMPORAL_ADDRESS: testEnv.temporalAddress(),
       GRAPHX_DATA_DIR: split.dataDir,

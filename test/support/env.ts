@@ -43,6 +43,8 @@ export function testConfig(overrides: Record<string, string> = {}): GraphxConfig
       GRAPHX_ALLOW_INSECURE_OAUTH: '1',
       GRAPHX_LOG_LEVEL: 'silent',
       GRAPHX_WORKER_METRICS_PORT: '0',
+      // Stacks in tests run processes unless a test asks for containers (the container tests build their images).
+      GRAPHX_RUNNER: 'process',
       ...overrides,
     },
   );

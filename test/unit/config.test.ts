@@ -13,6 +13,8 @@ describe('configuration', () => {
       deploymentMode: 'cloud',
       allowFileRepos: false,
       unusedAfterDays: 28,
+      // Containers where an engine answers, else processes: decided at start (src/targets/choose.ts).
+      runner: 'auto',
     });
     expect(config.dataDir).toMatch(/\/data$/);
   });
@@ -24,6 +26,7 @@ describe('configuration', () => {
     ['DATABASE_URL', 'mysql://x/y', /DATABASE_URL=.*postgres/],
     ['GRAPHX_SECRET_KEY', 'short', /GRAPHX_SECRET_KEY=.*64 hex digits/],
     ['GRAPHX_WORKER_QUEUES', 'control,deploy', /GRAPHX_WORKER_QUEUES=.*comma list of control and build/],
+    ['GRAPHX_RUNNER', 'docker', /GRAPHX_RUNNER="docker": .*must be one of \[container, process, auto\]/],
   ])('stops start-up on a bad %s with a message naming it and what it accepts', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);

@@ -1,4 +1,8 @@
-/** There is no Docker engine here: the compose file is checked against the Compose specification's JSON schema. */
+/**
+ * There is no Docker engine here: the compose file is checked against the Compose specification's JSON schema and by
+ * Debian's docker-compose (`config`), which resolves it as `up` would.
+ */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
@@ -46,6 +50,29 @@ describe('docker-compose.yml', () => {
     expect(services.worker?.environment.GRAPHX_WORKER_QUEUES).toBe('build');
     expect(services.worker?.volumes).toEqual(services.api?.volumes);
     expect(services.temporal?.depends_on['temporal-schema'].condition).toBe('service_completed_successfully');
+  });
+
+  it('passes docker-compose config, and runs the API and worker as production processes under an init', () => {
+    // Only the variables the file requires (`:?`); the value is a placeholder, never used.
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', GRAPHX_SECRET_KEY: '0'.repeat(64) };
+    const dockerCompose = (args: string[]) =>
+      execFileSync('docker-compose', ['-f', 'docker-compose.yml', ...args], { cwd: root, env });
+    expect(dockerCompose(['config', '-q']).toString()).toBe('');
+    const resolved = YAML.parse(dockerCompose(['config']).toString()) as { services: Record<string, Record<string, any>> };
+    const { api, worker } = resolved.services;
+    for (const service of [api, worker]) {
+      expect(service?.init).toBe(true);
+      expect(service?.build?.context).toBe(root);
+      expect(service?.environment.GRAPHX_ALLOW_FILE_REPOS).toBe('0');
+      expect(service?.environment.GRAPHX_ALLOW_INSECURE_OAUTH).toBe('0');
+    }
+    // `serve`, not `start`: no development defaults and no embedded PostgreSQL or Temporal dev server.
+    expect(api?.command).toEqual(['graphx', 'serve']);
+    expect(worker?.command).toEqual(['graphx', 'worker']);
+    // No builds in the API container: its worker polls only the control queue.
+    expect(api?.environment.GRAPHX_WORKER_QUEUES).toBe('control');
+    expect(api?.environment.GRAPHX_PUBLIC_URL).toBe('http://localhost:8080');
+    expect(JSON.stringify(resolved)).not.toContain('file://');
   });
 
   it('registers every search attribute the workflows set', () => {

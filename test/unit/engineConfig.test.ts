@@ -14,7 +14,11 @@ describe('container engine configuration', () => {
       expect(conf).toMatch(/^cgroup_manager = "cgroupfs"$/m);
       expect(conf).toMatch(/^default_ulimits = \["nofile=\d+:\d+", "nproc=\d+:\d+"\]$/m);
       expect(fs.readFileSync(files.storageConf, 'utf8')).toContain(`graphroot = "${path.join(dir, 'store', 'graph')}"`);
-      expect(files.env).toEqual({ CONTAINERS_CONF: files.containersConf, CONTAINERS_STORAGE_CONF: files.storageConf });
+      expect(files.env).toEqual({
+        CONTAINERS_CONF: files.containersConf,
+        CONTAINERS_STORAGE_CONF: files.storageConf,
+        CONTAINERS_REGISTRIES_CONF: files.registriesConf,
+      });
       expect(fs.statSync(files.containersConf).mode & 0o077).toBe(0);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

@@ -27,6 +27,7 @@ import {
 import { handleOAuthCallback, handleSetupCallback } from '../../auth/setupCallback';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/apiKeyAuth';
+import { pageOf } from '../openapiSchemas';
 import type { RouteRegistry } from '../routeKit';
 import { registerIntegrationRoutes } from './integrations';
 
@@ -66,7 +67,7 @@ export function registerAuthRoutes(router: Router, registry: RouteRegistry, deps
       summary: 'List OAuth providers',
       tags,
       query: pageQuery,
-      responses: { 200: { description: 'Page of providers' } },
+      responses: { 200: { description: 'Page of providers', schema: pageOf(providerResponse, 'OAuth providers') } },
     },
     async (ctx, { query }) => {
       ctx.body = await providers.list(tenantOf(ctx).tenantId, query);

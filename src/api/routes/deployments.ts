@@ -12,12 +12,14 @@ import {
   type CreateDeploymentRequest,
   type PatchDeploymentRequest,
 } from '../../deployments/schemas';
+import { createDeploymentExample, deploymentViewSchema } from '../../deployments/viewSchemas';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/apiKeyAuth';
+import { pageOf } from '../openapiSchemas';
 import type { RouteRegistry } from '../routeKit';
 
 const detail = Joi.object({ detail: Joi.string() });
-const deploymentResponse = { description: 'Deployment', schema: Joi.object().unknown(true) };
+const deploymentResponse = { description: 'Deployment', schema: deploymentViewSchema };
 
 export function registerDeploymentRoutes(router: Router, registry: RouteRegistry, deps: ApiDeps): void {
   const service = new DeploymentService(deps);
@@ -30,7 +32,7 @@ export function registerDeploymentRoutes(router: Router, registry: RouteRegistry
       path: '/v2/deployments',
       summary: 'Create a deployment (and its tracing project); its first revision starts building',
       tags,
-      body: createDeploymentBody,
+      body: createDeploymentBody.example(createDeploymentExample),
       responses: {
         201: deploymentResponse,
         400: { description: 'Rule failure', schema: detail },
@@ -51,7 +53,9 @@ export function registerDeploymentRoutes(router: Router, registry: RouteRegistry
       summary: 'List deployments',
       tags,
       query: listDeploymentsQuery,
-      responses: { 200: { description: 'Page of deployments' } },
+      responses: {
+        200: { description: 'Page of deployments', schema: pageOf(deploymentViewSchema, 'Deployments of the tenant') },
+      },
     },
     async (ctx, { query }) => {
       ctx.body = await service.list(tenantOf(ctx).tenantId, {

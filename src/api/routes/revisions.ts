@@ -5,8 +5,10 @@ import { RevisionService } from '../../deployments/revisionService';
 import { DeploymentService } from '../../deployments/service';
 import { RevisionStatusWatch } from '../../deployments/revisionStatusWatch';
 import { deploymentIdParams, getRevisionQuery, listRevisionsQuery, logsQuery, revisionParams } from '../../deployments/schemas';
+import { logPageSchema, revisionViewSchema, signalSentSchema } from '../../deployments/viewSchemas';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/apiKeyAuth';
+import { pageOf } from '../openapiSchemas';
 import type { RouteRegistry } from '../routeKit';
 
 const detail = Joi.object({ detail: Joi.string() });
@@ -27,7 +29,10 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
       tags,
       params: deploymentIdParams,
       query: listRevisionsQuery,
-      responses: { 200: { description: 'Page of revisions' }, 404: { description: 'Not found', schema: detail } },
+      responses: {
+        200: { description: 'Page of revisions', schema: pageOf(revisionViewSchema, 'Revisions, newest first') },
+        404: { description: 'Not found', schema: detail },
+      },
     },
     async (ctx, { params, query }) => {
       ctx.body = await service.list(tenantOf(ctx).tenantId, params.deployment_id, {
@@ -47,7 +52,10 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
       tags,
       params: revisionParams,
       query: getRevisionQuery,
-      responses: { 200: { description: 'Revision' }, 404: { description: 'Not found', schema: detail } },
+      responses: {
+        200: { description: 'Revision', schema: revisionViewSchema },
+        404: { description: 'Not found', schema: detail },
+      },
     },
     async (ctx, { params, query }) => {
       const tenantId = tenantOf(ctx).tenantId;
@@ -76,7 +84,7 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
       tags,
       params: revisionParams,
       responses: {
-        202: { description: 'Interrupt sent' },
+        202: { description: 'Interrupt sent', schema: signalSentSchema },
         404: { description: 'Not found', schema: detail },
         409: { description: 'Not in progress', schema: detail },
       },
@@ -97,7 +105,7 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
       tags,
       params: revisionParams,
       responses: {
-        202: { description: 'Retry sent' },
+        202: { description: 'Retry sent', schema: signalSentSchema },
         404: { description: 'Not found', schema: detail },
         409: { description: 'Not failed', schema: detail },
       },
@@ -118,7 +126,7 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
       tags,
       params: revisionParams,
       query: logsQuery,
-      responses: { 200: { description: 'Log lines' }, 404: { description: 'Not found', schema: detail } },
+      responses: { 200: { description: 'Log lines', schema: logPageSchema }, 404: { description: 'Not found', schema: detail } },
     },
     async (ctx, { params, query }) => {
       ctx.body = await service.logs(tenantOf(ctx).tenantId, params.deployment_id, params.revision_id, query);
@@ -134,7 +142,7 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
       tags,
       params: deploymentIdParams,
       query: logsQuery,
-      responses: { 200: { description: 'Log lines' }, 404: { description: 'Not found', schema: detail } },
+      responses: { 200: { description: 'Log lines', schema: logPageSchema }, 404: { description: 'Not found', schema: detail } },
     },
     async (ctx, { params, query }) => {
       ctx.body = await service.appLogs(tenantOf(ctx).tenantId, params.deployment_id, query);

@@ -3,8 +3,10 @@ import type Router from '@koa/router';
 import Joi from 'joi';
 import { TracingRepository } from '../../db/repositories/tracing';
 import { NotFoundError } from '../../errors';
+import { tracingProjectSchema, tracingRunSchema } from '../../tracing/viewSchemas';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/apiKeyAuth';
+import { pageOf } from '../openapiSchemas';
 import type { RouteRegistry } from '../routeKit';
 
 const pageQuery = Joi.object({
@@ -29,7 +31,7 @@ export function registerTracingRoutes(router: Router, registry: RouteRegistry, d
       summary: 'List tracing projects',
       tags,
       query: pageQuery,
-      responses: { 200: { description: 'Page of projects' } },
+      responses: { 200: { description: 'Page of projects', schema: pageOf(tracingProjectSchema, 'Tracing projects') } },
     },
     async (ctx, { query }) => {
       const projects = await repository.listProjects(tenantOf(ctx).tenantId, query.limit, query.offset);
@@ -45,7 +47,10 @@ export function registerTracingRoutes(router: Router, registry: RouteRegistry, d
       summary: 'Get a tracing project',
       tags,
       params: projectParams,
-      responses: { 200: { description: 'Project' }, 404: { description: 'Not found', schema: detail } },
+      responses: {
+        200: { description: 'Project', schema: tracingProjectSchema },
+        404: { description: 'Not found', schema: detail },
+      },
     },
     async (ctx, { params }) => {
       const project = await repository.findProject(tenantOf(ctx).tenantId, params.project_id);
@@ -63,7 +68,10 @@ export function registerTracingRoutes(router: Router, registry: RouteRegistry, d
       tags,
       params: projectParams,
       query: pageQuery,
-      responses: { 200: { description: 'Page of runs' }, 404: { description: 'Not found', schema: detail } },
+      responses: {
+        200: { description: 'Page of runs', schema: pageOf(tracingRunSchema, 'Runs, newest first') },
+        404: { description: 'Not found', schema: detail },
+      },
     },
     async (ctx, { params, query }) => {
       const project = await repository.findProject(tenantOf(ctx).tenantId, params.project_id);

@@ -49,7 +49,9 @@ export async function up(knex: Knex): Promise<void> {
     t.uuid('deployment_id').notNullable().references('deployments.id').onDelete('CASCADE');
     t.uuid('tenant_id').notNullable().references('tenants.id').onDelete('CASCADE');
     t.integer('number').notNullable().comment('1, 2, 3… within the deployment; for people.');
-    t.string('status', 32).notNullable().comment('Mirror of the workflow status; the workflow query is live truth.');
+    t.string('status', 32)
+      .notNullable()
+      .comment('Revision status as the pipeline last wrote it (PipelineState); the API reads it from here.');
     t.text('status_message').nullable().comment('Why it failed, in a sentence a user can act on.');
     t.string('failed_step', 32).nullable().comment('clone | build | database | rollout: where retry resumes.');
     t.string('source', 32).notNullable();

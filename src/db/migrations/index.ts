@@ -6,6 +6,7 @@ import * as localInstances from './20261124000300_local_instances';
 import * as authAttemptOutcome from './20261124000500_auth_attempt_outcome';
 import * as deploymentRouteKey from './20261124000600_deployment_route_key';
 import * as runLatencyBigint from './20261124001000_run_latency_bigint';
+import * as revisionImage from './20261124001200_revision_image';
 
 export const migrations: Record<string, Knex.Migration> = {
   '20261123000000_core_schema': coreSchema,
@@ -14,4 +15,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261124000500_auth_attempt_outcome': authAttemptOutcome,
   '20261124000600_deployment_route_key': deploymentRouteKey,
   '20261124001000_run_latency_bigint': runLatencyBigint,
+  '20261124001200_revision_image': revisionImage,
 };

@@ -1,28 +1,39 @@
 /** Deployments: rows ↔ objects, tenant-scoped reads, guarded state changes. */
 import type { DbOrTx } from '../knex';
 import { ConflictError } from '../../errors';
+import { PreparedStatement } from '../prepared';
 import type { DeploymentStatus } from '../../../workflows/messages';
-import { toRevision, type RevisionRecord } from './revisions';
+import { REVISION_COLUMNS, toRevision, type RevisionRecord } from './revisions';
 import type { SourceConfig } from './sourceConfig';
 
-/** The columns `toRevision` reads, selected under a prefix where a query also reads `deployments.*`. */
-const REVISION_COLUMNS = [
+/** The columns `toDeployment` reads. */
+const DEPLOYMENT_COLUMNS = [
   'id',
-  'deployment_id',
   'tenant_id',
-  'number',
-  'status',
-  'status_message',
-  'failed_step',
+  'name',
   'source',
   'source_config',
-  'source_revision_config',
-  'secrets_encrypted',
-  'repo_commit_sha',
-  'redeployed_from_revision_id',
+  'status',
+  'latest_revision_id',
+  'active_revision_id',
+  'url',
+  'image_version',
+  'tracing_project_id',
+  'database_name',
+  'last_run_at',
   'created_at',
   'updated_at',
+  'deleted_at',
 ];
+
+// Columns named, not `*`: a prepared statement's result shape is fixed when it is first parsed.
+const deploymentWithLatestRevision = new PreparedStatement(
+  'graphx_deployment_with_latest_revision_v1',
+  `SELECT ${DEPLOYMENT_COLUMNS.map((column) => `d.${column}`).join(', ')},
+          ${REVISION_COLUMNS.map((column) => `r.${column} AS latest__${column}`).join(', ')}
+   FROM deployments d LEFT JOIN revisions r ON r.id = d.latest_revision_id
+   WHERE d.id = ? AND d.tenant_id = ? AND d.deleted_at IS NULL`,
+);
 
 export interface DeploymentRecord {
   id: string;
@@ -105,11 +116,7 @@ export class DeploymentRepository {
     tenantId: string,
     id: string,
   ): Promise<{ deployment: DeploymentRecord; latest: RevisionRecord | null } | null> {
-    const row = await this.db('deployments')
-      .leftJoin('revisions', 'revisions.id', 'deployments.latest_revision_id')
-      .where({ 'deployments.id': id, 'deployments.tenant_id': tenantId })
-      .whereNull('deployments.deleted_at')
-      .first('deployments.*', ...REVISION_COLUMNS.map((column) => `revisions.${column} as latest__${column}`));
+    const [row] = await deploymentWithLatestRevision.rows(this.db, [id, tenantId]);
     if (!row) return null;
     const latest = Object.fromEntries(REVISION_COLUMNS.map((column) => [column, row[`latest__${column}`]]));
     return { deployment: toDeployment(row), latest: latest.id ? toRevision(latest) : null };

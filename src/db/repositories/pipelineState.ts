@@ -60,6 +60,13 @@ export class PipelineState {
     await this.db('revisions').where({ id: revisionId }).update({ repo_commit_sha: sha, updated_at: this.db.fn.now() });
   }
 
+  /** The image the revision runs (built or pulled), recorded by the build step; a rebuild overwrites it. */
+  async recordImage(revisionId: string, image: { ref: string; digest: string | null }): Promise<void> {
+    await this.db('revisions')
+      .where({ id: revisionId })
+      .update({ image_ref: image.ref, image_digest: image.digest, updated_at: this.db.fn.now() });
+  }
+
   /**
    * The route switch: the deployment's active revision and URL, and the revision DEPLOYED, in one write set (pass a
    * transaction): nobody can see `active_revision_id` on a revision that is not DEPLOYED yet. An interrupted or

@@ -1,5 +1,6 @@
 /** Revisions and their log lines. */
 import type { DbOrTx } from '../knex';
+import { PreparedStatement } from '../prepared';
 import type { PipelineStep, RevisionStatus } from '../../../workflows/messages';
 import type { SourceConfig, SourceRevisionConfig } from './sourceConfig';
 
@@ -16,10 +17,50 @@ export interface RevisionRecord {
   sourceRevisionConfig: SourceRevisionConfig;
   secretsEncrypted: string;
   repoCommitSha: string | null;
+  /** The image the revision runs, once its build step recorded one (container runner, image sources). */
+  imageRef: string | null;
+  imageDigest: string | null;
   redeployedFromRevisionId: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
+
+/** The columns `toRevision` reads (named, not `*`: a prepared statement's result shape is fixed when parsed). */
+export const REVISION_COLUMNS = [
+  'id',
+  'deployment_id',
+  'tenant_id',
+  'number',
+  'status',
+  'status_message',
+  'failed_step',
+  'source',
+  'source_config',
+  'source_revision_config',
+  'secrets_encrypted',
+  'repo_commit_sha',
+  'image_ref',
+  'image_digest',
+  'redeployed_from_revision_id',
+  'created_at',
+  'updated_at',
+];
+
+const revisionColumns = REVISION_COLUMNS.map((column) => `r.${column}`).join(', ');
+const OF_LIVE_DEPLOYMENT = `FROM revisions r JOIN deployments d ON d.id = r.deployment_id
+   WHERE d.tenant_id = ? AND d.deleted_at IS NULL AND r.deployment_id = ?`;
+const revisionOfTenant = new PreparedStatement(
+  'graphx_revision_of_tenant_v1',
+  `SELECT ${revisionColumns} ${OF_LIVE_DEPLOYMENT} AND r.id = ?`,
+);
+const revisionsOfTenant = new PreparedStatement(
+  'graphx_revisions_of_tenant_v1',
+  `SELECT ${revisionColumns} ${OF_LIVE_DEPLOYMENT} ORDER BY r.number DESC LIMIT ? OFFSET ?`,
+);
+const revisionsOfTenantWithStatus = new PreparedStatement(
+  'graphx_revisions_of_tenant_with_status_v1',
+  `SELECT ${revisionColumns} ${OF_LIVE_DEPLOYMENT} AND r.status = ANY(?::text[]) ORDER BY r.number DESC LIMIT ? OFFSET ?`,
+);
 
 export function toRevision(row: Record<string, any>): RevisionRecord {
   return {
@@ -35,6 +76,8 @@ export function toRevision(row: Record<string, any>): RevisionRecord {
     sourceRevisionConfig: row.source_revision_config,
     secretsEncrypted: row.secrets_encrypted,
     repoCommitSha: row.repo_commit_sha,
+    imageRef: row.image_ref ?? null,
+    imageDigest: row.image_digest ?? null,
     redeployedFromRevisionId: row.redeployed_from_revision_id,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -101,9 +144,7 @@ export class RevisionRepository {
    * the caller tells which.
    */
   async findOfTenant(tenantId: string, deploymentId: string, id: string): Promise<RevisionRecord | null> {
-    const row = await this.ofLiveDeployment(tenantId)
-      .where({ 'revisions.id': id, 'revisions.deployment_id': deploymentId })
-      .first('revisions.*');
+    const [row] = await revisionOfTenant.rows(this.db, [tenantId, deploymentId, id]);
     return row ? toRevision(row) : null;
   }
 
@@ -113,13 +154,9 @@ export class RevisionRepository {
     deploymentId: string,
     filters: { statuses?: string[]; limit: number; offset: number },
   ): Promise<RevisionRecord[]> {
-    const query = this.ofLiveDeployment(tenantId).where('revisions.deployment_id', deploymentId);
-    if (filters.statuses?.length) query.whereIn('revisions.status', filters.statuses);
-    const rows = await query
-      .orderBy('revisions.number', 'desc')
-      .limit(filters.limit)
-      .offset(filters.offset)
-      .select('revisions.*');
+    const rows = filters.statuses?.length
+      ? await revisionsOfTenantWithStatus.rows(this.db, [tenantId, deploymentId, filters.statuses, filters.limit, filters.offset])
+      : await revisionsOfTenant.rows(this.db, [tenantId, deploymentId, filters.limit, filters.offset]);
     return rows.map(toRevision);
   }
 
@@ -129,13 +166,6 @@ export class RevisionRepository {
       .whereIn('id', ids)
       .select('id', 'status');
     return new Map(rows.map((row) => [row.id, row.status]));
-  }
-
-  private ofLiveDeployment(tenantId: string) {
-    return this.db('revisions')
-      .join('deployments', 'deployments.id', 'revisions.deployment_id')
-      .where('deployments.tenant_id', tenantId)
-      .whereNull('deployments.deleted_at');
   }
 
   async logs(revisionId: string, options: { order: 'asc' | 'desc'; limit: number; offset: number }): Promise<LogLine[]> {

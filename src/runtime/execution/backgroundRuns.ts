@@ -7,7 +7,7 @@
 import { ConflictError, NotFoundError } from '../../errors';
 import { logger } from '../../logger';
 import type { AuthUser } from '../auth/authUser';
-import type { QueuedRun, RunQueueStore } from '../storage/runQueueStore';
+import { RESERVED_FOR, type QueuedRun, type RunQueueStore } from '../storage/runQueueStore';
 import type { Run, RunStore } from '../storage/runStore';
 import type { ThreadStore } from '../storage/threadStore';
 import type { RunCoordinator } from './runCoordinator';
@@ -18,6 +18,8 @@ export const FINISHED_STATUSES = new Set(['success', 'error', 'interrupted', 'ti
 
 export class BackgroundRuns {
   private readonly running = new Map<string, AbortController>();
+  /** Pending runs reserved for this instance: a response here follows each (see RunQueueStore.enqueue). */
+  private readonly reserved = new Set<string>();
   private pumping: Promise<void> | null = null;
   private pumpAgain = false;
   private closed = false;
@@ -47,10 +49,16 @@ export class BackgroundRuns {
   /**
    * Queues a run. On a busy thread `reject` is 409, `interrupt`/`rollback` stop the running run first, `enqueue`
    * waits its turn.
+   * `runId` names the run (a cron tick's run has an id derived from the tick); a new random one by default.
    * @throws NotFoundError, ForbiddenError, ConflictError before anything is queued.
    */
-  async create(user: AuthUser | null, threadId: string | null, request: RunRequest): Promise<Run> {
-    const { graph, run, filter } = await this.deps.runService.newRun(user, threadId, request);
+  async create(
+    user: AuthUser | null,
+    threadId: string | null,
+    clientRequest: RunRequest,
+    options: { reserveHere?: boolean; runId?: string } = {},
+  ): Promise<Run> {
+    const { graph, run, filter, request } = await this.deps.runService.newRun(user, threadId, clientRequest, options.runId);
     if (threadId) {
       let thread = await this.deps.threads.get(threadId, filter);
       if (!thread && request.if_not_exists === 'create') {
@@ -71,9 +79,22 @@ export class BackgroundRuns {
       }
     }
     const config = this.deps.runService.graphConfig(user, run, graph, request);
-    await this.deps.queue.enqueue(run, config);
+    if (options.reserveHere) this.reserved.add(run.run_id);
+    await this.deps.queue.enqueue(run, config, options.reserveHere);
     await this.deps.coordinator.announceQueued().catch(() => undefined);
+    if (request.after_seconds) {
+      // The queue skips the run until its time; this wake-up spares waiting for the next poll.
+      setTimeout(
+        () => void this.deps.coordinator.announceQueued().catch(() => undefined),
+        request.after_seconds * 1000 + 50,
+      ).unref();
+    }
     return { ...run, status: 'pending' };
+  }
+
+  /** Lets the reservation of a run queued with `reserveHere` lapse (its streamed response ended). */
+  unreserve(runId: string): void {
+    this.reserved.delete(runId);
   }
 
   /** Stops (running) or cancels (pending) runs. */
@@ -135,14 +156,14 @@ export class BackgroundRuns {
   /** Takes the run's thread (null: put back or failed). A run taken again resumes from its last checkpoint. */
   private async prepare(queued: QueuedRun): Promise<PreparedRun | null> {
     const request = queued.kwargs as unknown as RunRequest;
-    const graph = this.deps.runService.graphFor(request.assistant_id);
+    const graph = await this.deps.runService.graphFor(queued.assistant_id);
     if (!graph) {
       await this.deps.runs.setStatus(queued.run_id, 'error');
       return null;
     }
     let checkpointBefore: string | null = null;
     if (queued.thread_id) {
-      const graphMetadata = { graph_id: graph.spec.graphId, assistant_id: graph.assistant.assistant_id };
+      const graphMetadata = { graph_id: graph.spec.graphId, assistant_id: queued.assistant_id };
       const claimed = await this.deps.coordinator.leases.claim(queued.thread_id, queued.run_id, {}, graphMetadata, null);
       if (claimed.kind === 'busy') {
         await this.deps.queue.putBack(queued.run_id);
@@ -152,10 +173,12 @@ export class BackgroundRuns {
         await this.deps.runs.setStatus(queued.run_id, 'error');
         return null;
       }
+      // The run of a process that died mid-run never ends by itself: it is recorded as failed (as threadClaim does).
+      if (claimed.takenOverRunId) await this.deps.runs.setStatusIfRunning(claimed.takenOverRunId, 'error');
       checkpointBefore = await this.deps.runs.latestCheckpointId(queued.thread_id);
     }
     // A run taken again continues from its own last checkpoint; one that died before writing any starts over.
-    const { graphx_checkpoint_before: startedAfter, ...config } = queued.config;
+    const { graphx_checkpoint_before: startedAfter, [RESERVED_FOR]: _reservedFor, ...config } = queued.config;
     if (queued.thread_id && startedAfter === undefined) await this.deps.queue.rememberStart(queued.run_id, checkpointBefore);
     const resumed = queued.thread_id !== null && startedAfter !== undefined && (checkpointBefore ?? '') !== startedAfter;
     const metadata = { ...(config.metadata as object), run_attempt: queued.attempt };
@@ -202,6 +225,12 @@ export class BackgroundRuns {
 
   private async heartbeat(): Promise<void> {
     const runIds = [...this.running.keys()];
+    for (const runId of runIds) this.reserved.delete(runId);
+    if (this.reserved.size > 0) {
+      await this.deps.queue.extendReservations([...this.reserved]).catch((error: unknown) => {
+        logger.warn({ err: error }, 'extending run reservations failed; will retry');
+      });
+    }
     if (runIds.length === 0) return;
     try {
       const held = await this.deps.queue.heartbeat(runIds);

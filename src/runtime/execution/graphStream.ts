@@ -6,6 +6,7 @@
  * record's outputs). A threadless, untraced run that streams `updates` skips it: each extra chunk costs the library a
  * state read and a web-stream hop, and an interrupt still shows in `updates` as `__interrupt__`.
  */
+import crypto from 'node:crypto';
 import type { RunnableGraph } from '../graphs';
 import { isMessage } from './serialize';
 
@@ -69,6 +70,26 @@ class LegacyMessagesState {
   }
 }
 
+/** A callback event of the run (`events` stream mode), told apart from the graph's stream chunks. */
+class LibraryEvent {
+  constructor(readonly event: Record<string, unknown>) {}
+}
+
+/**
+ * The `events` stream mode: the library's `streamEvents` (v2) carries every callback event, and the graph's own
+ * stream chunks as the root run's `on_chain_stream` events; those are turned back into chunks, the rest are events.
+ */
+async function* withEvents(graph: RunnableGraph, input: unknown, options: Record<string, unknown>): AsyncGenerator<unknown> {
+  const runId = crypto.randomUUID();
+  const events = graph.streamEvents(input, { ...options, version: 'v2', runId });
+  for await (const event of events) {
+    if ((event.tags as string[] | undefined)?.includes('langsmith:hidden')) continue;
+    const data = event.data as { chunk?: unknown } | undefined;
+    if (event.event === 'on_chain_stream' && event.run_id === runId) yield data?.chunk;
+    else yield new LibraryEvent(event);
+  }
+}
+
 /**
  * Streams one run. Events are yielded as they come; the outcome is written into `outcome` when the generator ends
  * (a failure becomes an `error` event, never a throw).
@@ -82,19 +103,28 @@ export async function* streamGraph(
     signal: AbortSignal;
     subgraphs: boolean;
     outputNeeded: boolean;
+    interruptBefore?: '*' | string[];
+    interruptAfter?: '*' | string[];
   },
   outcome: GraphRunOutcome,
 ): AsyncGenerator<StreamEvent> {
   const wanted = new Set(options.modes);
   const legacy = wanted.has('messages') ? new LegacyMessagesState() : null;
   try {
-    const stream = await graph.stream(input, {
+    const streamOptions = {
       ...options.config,
       streamMode: libraryModes(options.modes, options.outputNeeded),
       subgraphs: options.subgraphs,
       signal: options.signal,
-    });
+      ...(options.interruptBefore ? { interruptBefore: options.interruptBefore } : {}),
+      ...(options.interruptAfter ? { interruptAfter: options.interruptAfter } : {}),
+    };
+    const stream = wanted.has('events') ? withEvents(graph, input, streamOptions) : await graph.stream(input, streamOptions);
     for await (const item of stream) {
+      if (item instanceof LibraryEvent) {
+        yield { event: 'events', data: item.event };
+        continue;
+      }
       const parts = item as unknown[];
       const [namespace, mode, chunk] = options.subgraphs
         ? (parts as [string[], string, unknown])

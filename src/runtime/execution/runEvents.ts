@@ -1,5 +1,5 @@
 /**
- * The events of the background runs this instance executes, for `GET …/runs/{id}/stream` (join stream) and
+ * The events of the background runs this instance executes (and of its streamed runs created with `stream_resumable`), for `GET …/runs/{id}/stream` (join stream) and
  * `…/join`. Events get ids in order; a run created with `stream_resumable` keeps all of them so a client reconnecting
  * with `Last-Event-ID` gets what it missed; any other run keeps a short tail (a join sees the events from then on). A finished
  * run's log stays a short while for late joiners, then is dropped.
@@ -28,14 +28,16 @@ export class RunEvents {
     this.logs.set(runId, new RunLog(resumable));
   }
 
-  publish(runId: string, event: StreamEvent): void {
+  /** Numbers and keeps the event (returned with its id; as given when the run has no open log). */
+  publish(runId: string, event: StreamEvent): StreamEvent & { id?: string } {
     const log = this.logs.get(runId);
-    if (!log) return;
+    if (!log) return event;
     const numbered = { ...event, id: String(log.nextId++) };
     // A non-resumable log keeps a short tail only, enough for listeners that have not yet woken up to read.
     if (!log.resumable && log.events.length >= TAIL) log.events.shift();
     log.events.push(numbered);
     for (const wake of [...log.listeners]) wake();
+    return numbered;
   }
 
   close(runId: string): void {

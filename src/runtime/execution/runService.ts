@@ -8,7 +8,8 @@ import { NotFoundError } from '../../errors';
 import { authorize, type AuthFilter } from '../auth/authorization';
 import type { CustomAuth } from '../auth/authMiddleware';
 import type { AuthUser } from '../auth/authUser';
-import type { GraphRegistry, LoadedGraph } from '../graphs';
+import { mergeAssistantConfig, type AssistantDirectory } from '../assistants';
+import type { LoadedGraph } from '../graphs';
 import type { RuntimeMetrics } from '../metrics';
 import type { RunRecorder } from '../recording/runRecorder';
 import type { Run, RunStore } from '../storage/runStore';
@@ -36,6 +37,11 @@ export interface RunRequest {
   /** Fork: run from this earlier checkpoint of the thread instead of its head. */
   checkpoint_id?: string;
   checkpoint?: { checkpoint_id?: string; checkpoint_ns?: string; checkpoint_map?: Record<string, unknown> } | null;
+  /** Static breakpoints: the run stops before/after these nodes (`*`: every node) and the thread is `interrupted`. */
+  interrupt_before?: '*' | string[] | null;
+  interrupt_after?: '*' | string[] | null;
+  /** A background run starts no earlier than this many seconds after its creation. */
+  after_seconds?: number | null;
 }
 
 export interface PreparedRun {
@@ -56,7 +62,7 @@ const AUTH_KEYS = ['graphx_auth_user', 'graphx_auth_user_id', 'graphx_auth_permi
 export class RunService {
   constructor(
     private readonly deps: {
-      graphs: GraphRegistry;
+      assistants: AssistantDirectory;
       threads: ThreadStore;
       runs: RunStore;
       recorder: RunRecorder;
@@ -72,26 +78,36 @@ export class RunService {
     },
   ) {}
 
-  /** The graph an assistant id or graph name names. */
-  graphFor(assistantId: string): LoadedGraph | undefined {
-    return this.deps.graphs.find(assistantId);
+  /** The graph an assistant id or graph name names (undefined once the assistant is gone). */
+  async graphFor(assistantId: string): Promise<LoadedGraph | undefined> {
+    return this.deps.assistants.forRun(assistantId, null).then(
+      (resolved) => resolved.graph,
+      (error: unknown) => {
+        if (error instanceof NotFoundError) return undefined;
+        throw error;
+      },
+    );
   }
 
-  /** Resolves the graph, authorizes `threads:create_run` (the handler may stamp metadata) and builds the run. */
+  /**
+   * Resolves the assistant and its graph, authorizes `threads:create_run` (the handler may stamp metadata) and
+   * builds the run. The returned request carries the assistant's config and context under the client's.
+   */
   async newRun(
     user: AuthUser | null,
     threadId: string | null,
-    request: RunRequest,
-  ): Promise<{ graph: LoadedGraph; run: Run; filter: AuthFilter }> {
-    const graph = this.deps.graphs.find(request.assistant_id);
-    if (!graph)
-      throw new NotFoundError(
-        `Assistant ${request.assistant_id} not found: use a graph name of graphx.json or its assistant id.`,
-      );
-    const runId = crypto.randomUUID();
+    clientRequest: RunRequest,
+    runId: string = crypto.randomUUID(),
+  ): Promise<{ graph: LoadedGraph; run: Run; filter: AuthFilter; request: RunRequest }> {
+    const { graph, assistant } = await this.deps.assistants.forRun(clientRequest.assistant_id, user);
+    const hasDefaults = Object.keys(assistant.config).length > 0 || Object.keys(assistant.context).length > 0;
+    const request: RunRequest = hasDefaults
+      ? { ...clientRequest, ...mergeAssistantConfig(assistant, clientRequest.config, clientRequest.context) }
+      : clientRequest;
+    const assistantId = assistant.assistant_id;
     const authValue: Record<string, unknown> = {
       thread_id: threadId ?? undefined,
-      assistant_id: graph.assistant.assistant_id,
+      assistant_id: assistantId,
       run_id: runId,
       status: 'pending',
       metadata: { ...(request.metadata ?? {}) },
@@ -107,7 +123,7 @@ export class RunService {
     const run: Run = {
       run_id: runId,
       thread_id: threadId,
-      assistant_id: graph.assistant.assistant_id,
+      assistant_id: assistantId,
       status: 'running',
       metadata: runMetadata,
       kwargs: request as unknown as Record<string, unknown>,
@@ -115,26 +131,32 @@ export class RunService {
       created_at: now,
       updated_at: now,
     };
-    return { graph, run, filter };
+    return { graph, run, filter, request };
   }
 
   /**
    * Everything that can fail with a 4xx happens here, before any byte of the stream: unknown assistant (404),
    * forbidden (403), thread missing or outside the filter (404), thread busy (409).
    */
-  async prepare(user: AuthUser | null, threadId: string | null, request: RunRequest): Promise<PreparedRun> {
-    const { graph, run, filter } = await this.newRun(user, threadId, request);
+  async prepare(
+    user: AuthUser | null,
+    threadId: string | null,
+    clientRequest: RunRequest,
+    options: { waitForThread: boolean } = { waitForThread: true },
+  ): Promise<PreparedRun> {
+    const { graph, run, filter, request } = await this.newRun(user, threadId, clientRequest);
     const runId = run.run_id;
     const runMetadata = run.metadata;
     let checkpointBefore: string | null = null;
     if (threadId) {
-      const graphMetadata = { graph_id: graph.spec.graphId, assistant_id: graph.assistant.assistant_id };
+      const graphMetadata = { graph_id: graph.spec.graphId, assistant_id: run.assistant_id };
       await claimThread(
         { coordinator: this.deps.coordinator, runs: this.deps.runs, limits: this.deps.claimLimits },
         {
           threadId,
           runId,
-          strategy: request.multitask_strategy ?? 'reject',
+          // Not waiting: a busy thread is a ConflictError at once, whatever the strategy (the caller queues instead).
+          strategy: options.waitForThread ? (request.multitask_strategy ?? 'reject') : 'reject',
           filter,
           graphMetadata,
           createWithMetadata: request.if_not_exists === 'create' ? runMetadata : null,
@@ -168,7 +190,7 @@ export class RunService {
       run_id: run.run_id,
       thread_id: threadId,
       graph_id: graph.spec.graphId,
-      assistant_id: graph.assistant.assistant_id,
+      assistant_id: run.assistant_id,
     };
     for (const key of AUTH_KEYS) delete configurable[key];
     if (run.thread_id) {
@@ -187,7 +209,7 @@ export class RunService {
       metadata: {
         ...run.metadata,
         graph_id: graph.spec.graphId,
-        assistant_id: graph.assistant.assistant_id,
+        assistant_id: run.assistant_id,
         run_id: run.run_id,
         thread_id: threadId,
         run_attempt: 1,
@@ -215,6 +237,8 @@ export class RunService {
         config: prepared.graphConfig,
         signal,
         subgraphs: Boolean(request.stream_subgraphs),
+        interruptBefore: request.interrupt_before ?? undefined,
+        interruptAfter: request.interrupt_after ?? undefined,
       };
       yield* streamGraph(graph, input, { ...options, outputNeeded: this.outputNeeded(run) }, outcome);
     } catch (error) {
@@ -256,6 +280,10 @@ export class RunService {
     const valuesJson = !this.outputNeeded(run) || outcome.finalValues === undefined ? null : toWireJson(outcome.finalValues);
     const endedAt = new Date();
     const status = outcome.status;
+    if (run.thread_id && status === 'success' && !stopReason && this.hasBreakpoints(prepared.request)) {
+      // A static breakpoint ends the stream quietly; the thread is interrupted when the graph has a next node.
+      if (await this.stoppedAtBreakpoint(prepared)) outcome.interrupted = true;
+    }
     if (run.thread_id) {
       const threadStatus: ThreadStatus = status === 'error' ? 'error' : outcome.interrupted ? 'interrupted' : 'idle';
       // Only an interrupted run pays for the extra state read that names its pending interrupts.
@@ -286,6 +314,21 @@ export class RunService {
         }
       : null;
     this.deps.recorder.record(finished, trace);
+  }
+
+  private hasBreakpoints(request: RunRequest): boolean {
+    const { interrupt_before: before, interrupt_after: after } = request;
+    return Boolean((before && before.length > 0) || (after && after.length > 0));
+  }
+
+  private async stoppedAtBreakpoint(prepared: PreparedRun): Promise<boolean> {
+    try {
+      const config = { configurable: { thread_id: prepared.run.thread_id } };
+      const snapshot = await (await prepared.graph.forRun(prepared.graphConfig, true)).getState(config);
+      return snapshot.next.length > 0;
+    } catch {
+      return false;
+    }
   }
 
   private async pendingInterrupts(prepared: PreparedRun): Promise<Record<string, unknown>> {

@@ -5,8 +5,7 @@
  */
 import { NotFoundError } from '../../errors';
 import type { AuthFilter } from '../auth/authorization';
-import type { GraphRegistry } from '../graphs';
-import type { RunStore } from '../storage/runStore';
+import type { RunStatus, RunStore } from '../storage/runStore';
 import type { ThreadQuery, ThreadStatus, ThreadStore } from '../storage/threadStore';
 import type { RunCoordinator } from './runCoordinator';
 
@@ -23,11 +22,12 @@ export interface ThreadSearchInput {
 }
 
 export interface ThreadServiceDeps {
-  graphs: GraphRegistry;
   threads: ThreadStore;
   runs: RunStore;
   coordinator: RunCoordinator;
   deleteCheckpoints: (threadId: string) => Promise<void>;
+  /** A deleted thread's crons go with it (they could only fail from then on). */
+  crons?: { deleteForThread(threadId: string): Promise<void> };
 }
 
 /** How long deleting a busy thread waits for its run to stop before dropping the checkpoints anyway. */
@@ -87,11 +87,12 @@ export class ThreadService {
     if (!deleted) throw threadNotFound(threadId);
     if (deleted.busyRunId) await this.deps.coordinator.stopRunOfDeletedThread(threadId, deleted.busyRunId, STOP_WAIT_MS);
     await this.deps.deleteCheckpoints(threadId);
+    await this.deps.crons?.deleteForThread(threadId);
   }
 
   /** The thread's runs, newest first. */
-  async runs(threadId: string, page: { limit: number; offset: number }, filter: AuthFilter) {
+  async runs(threadId: string, page: { limit: number; offset: number; status?: RunStatus }, filter: AuthFilter) {
     await this.get(threadId, filter);
-    return this.deps.runs.listForThread(threadId, page.limit, page.offset);
+    return this.deps.runs.listForThread(threadId, page.limit, page.offset, page.status ?? null);
   }
 }

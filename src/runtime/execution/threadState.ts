@@ -91,6 +91,10 @@ export class ThreadStateService {
       threads: ThreadStore;
       leases: ThreadLeases;
       afterRelease: (threadId: string) => Promise<void>;
+      /** Whether the thread has a queued run not yet started (an update would race it); absent in unit set-ups. */
+      hasPendingRuns?: (threadId: string) => Promise<boolean>;
+      /** The config of an assistant by id (null: unknown); absent in unit set-ups. */
+      assistantConfig?: (assistantId: string) => Promise<Record<string, unknown> | null>;
     },
   ) {}
 
@@ -133,6 +137,8 @@ export class ThreadStateService {
     update: { values: unknown; asNode?: string; checkpoint?: CheckpointRef },
   ): Promise<Record<string, unknown>> {
     const { thread, graph } = await this.threadAndGraph(threadId, filter);
+    // Even a thread that never ran: its queued run would start from a state the client did not schedule it on.
+    if (await this.deps.hasPendingRuns?.(threadId)) throw new ConflictError(`Thread ${threadId} is busy: a run is queued on it.`);
     if (!graph) throw new InputError(`Thread ${threadId} has no graph yet: run it once before updating its state.`);
     const holder = crypto.randomUUID();
     const claimed = await this.deps.leases.claim(threadId, holder, filter, {}, null);
@@ -148,7 +154,8 @@ export class ThreadStateService {
       const snapshot = await compiled.getState({ configurable: { thread_id: threadId } });
       valuesJson = toWireJson(snapshot.values);
       interrupts = interruptsOf(snapshot);
-      status = Object.keys(interrupts).length > 0 ? 'interrupted' : 'idle';
+      // As the anchor: a thread with a next node to run (a breakpoint, an interrupt) is interrupted.
+      status = Object.keys(interrupts).length > 0 || snapshot.next.length > 0 ? 'interrupted' : 'idle';
       return { checkpoint: next.configurable ?? null };
     } finally {
       await this.deps.leases.release(threadId, holder, { status, valuesJson, interrupts, error: null });
@@ -166,8 +173,21 @@ export class ThreadStateService {
     threadId: string,
     filter: ContainmentFilter,
   ): Promise<{ thread: Thread; graph: LoadedGraph | undefined }> {
-    const thread = await this.deps.threads.get(threadId, filter);
-    if (!thread) throw new NotFoundError(`Thread with ID ${threadId} not found.`);
+    const found = await this.deps.threads.get(threadId, filter);
+    if (!found) throw new NotFoundError(`Thread with ID ${threadId} not found.`);
+    const assistantId = found.metadata.assistant_id;
+    const assistant =
+      typeof assistantId === 'string' && this.deps.assistantConfig ? await this.deps.assistantConfig(assistantId) : null;
+    // A factory graph is rebuilt with the config its runs had: the assistant's under the thread's own.
+    const thread = assistant
+      ? {
+          ...found,
+          config: {
+            ...found.config,
+            configurable: { ...(assistant.configurable as object), ...(found.config.configurable as object) },
+          },
+        }
+      : found;
     return { thread, graph: this.deps.graphs.find(String(thread.metadata.graph_id ?? '')) };
   }
 }

@@ -43,10 +43,13 @@ export function fastRunBody(body: unknown): Record<string, unknown> | null {
     optionalOf(ON_DISCONNECT, body.on_disconnect) &&
     optionalOf(MULTITASK, body.multitask_strategy) &&
     optionalOf(IF_NOT_EXISTS, body.if_not_exists) &&
-    // Background-run and fork fields are left to Joi (a webhook URL needs checking).
+    // Background-run, fork and breakpoint fields are left to Joi (a webhook URL needs checking).
     body.webhook === undefined &&
     body.checkpoint === undefined &&
-    body.checkpoint_id === undefined;
+    body.checkpoint_id === undefined &&
+    body.interrupt_before === undefined &&
+    body.interrupt_after === undefined &&
+    body.after_seconds === undefined;
   if (!ok) return null;
   return { ...body, on_disconnect: body.on_disconnect ?? 'cancel' };
 }

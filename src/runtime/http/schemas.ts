@@ -3,6 +3,7 @@
  * Unknown fields are accepted and ignored, so clients of newer SDK versions keep working.
  */
 import Joi from 'joi';
+import { isTimezone, scheduleError } from '../execution/cronSchedule';
 import { API_STREAM_MODES } from '../execution/graphStream';
 
 const uuid = Joi.string().guid();
@@ -10,8 +11,10 @@ const jsonObject = Joi.object().unknown(true);
 const streamMode = Joi.string().valid(...API_STREAM_MODES);
 const threadStatus = Joi.string().valid('idle', 'busy', 'interrupted', 'error');
 
+/** Static breakpoints of a run: node names, or `*` for every node. */
+const breakpoints = Joi.alternatives(Joi.string().valid('*'), Joi.array().items(Joi.string())).allow(null);
+
 export const threadIdParams = Joi.object({ threadId: uuid.required() });
-export const assistantIdParams = Joi.object({ assistantId: Joi.string().required() });
 
 export const runBody = Joi.object({
   assistant_id: Joi.string().min(1).required(),
@@ -37,7 +40,14 @@ export const runBody = Joi.object({
     .allow(null),
   checkpoint_id: Joi.string(),
   checkpoint: Joi.object().unknown(true).allow(null),
+  interrupt_before: breakpoints,
+  interrupt_after: breakpoints,
+  /** Background runs: wait this long before the run may start. */
+  after_seconds: Joi.number().min(0).max(31_536_000).allow(null),
 }).unknown(true);
+
+/** `POST /runs/batch`: stateless run bodies (keys already snake_case, see backgroundRunRoutes.ts). */
+export const runBatchBody = Joi.array().items(runBody).min(1).max(100).required();
 
 export const threadCreateBody = Joi.object({
   thread_id: uuid,
@@ -46,6 +56,11 @@ export const threadCreateBody = Joi.object({
 })
   .unknown(true)
   .default();
+
+export const threadPruneBody = Joi.object({
+  thread_ids: Joi.array().items(uuid).min(1).max(1000).required(),
+  strategy: Joi.string().valid('delete', 'keep_latest').default('delete'),
+}).unknown(true);
 
 export const threadPatchBody = Joi.object({ metadata: jsonObject.required() }).unknown(true);
 
@@ -87,18 +102,10 @@ export const threadSearchQuery = Joi.object({
   }, 'comma-separated ids'),
 }).unknown(true);
 
-export const assistantSearchBody = Joi.object({
-  graph_id: Joi.string(),
-  metadata: jsonObject.allow(null),
-  limit: Joi.number().integer().min(1).max(1000).default(10),
-  offset: Joi.number().integer().min(0).default(0),
-})
-  .unknown(true)
-  .default();
-
 export const runListQuery = Joi.object({
   limit: Joi.number().integer().min(1).max(1000).default(10),
   offset: Joi.number().integer().min(0).default(0),
+  status: Joi.string().valid('pending', 'running', 'error', 'success', 'timeout', 'interrupted'),
 }).unknown(true);
 
 const checkpointRef = Joi.object({
@@ -193,3 +200,44 @@ export const storeNamespacesBody = Joi.object({
 })
   .unknown(true)
   .default({});
+
+const cronSchedule = Joi.string()
+  .min(1)
+  .custom((schedule: string, helpers) => {
+    const problem = scheduleError(schedule);
+    return problem ? helpers.message({ custom: `"schedule" is not a cron expression: ${problem}` }) : schedule;
+  }, 'cron expression');
+const timezone = Joi.string().custom(
+  (zone: string, helpers) =>
+    isTimezone(zone) ? zone : helpers.message({ custom: `"timezone" ${zone} is not an IANA time zone` }),
+  'IANA time zone',
+);
+const cronFields = {
+  schedule: cronSchedule,
+  timezone: timezone.allow(null),
+  end_time: Joi.date().iso().allow(null),
+  enabled: Joi.boolean(),
+  on_run_completed: Joi.string().valid('delete', 'keep'),
+};
+export const cronIdParams = Joi.object({ cronId: uuid.required() });
+export const cronCreateBody = runBody.keys({ ...cronFields, schedule: cronSchedule.required() });
+export const cronPatchBody = runBody.fork('assistant_id', (field) => field.forbidden()).keys(cronFields);
+const cronQueryFields = {
+  assistant_id: Joi.string(),
+  thread_id: uuid,
+  enabled: Joi.boolean(),
+  metadata: jsonObject.allow(null),
+};
+export const cronSearchBody = Joi.object({
+  ...cronQueryFields,
+  limit: Joi.number().integer().min(1).max(1000).default(10),
+  offset: Joi.number().integer().min(0).default(0),
+  sort_by: Joi.string()
+    .valid('cron_id', 'assistant_id', 'thread_id', 'created_at', 'updated_at', 'next_run_date', 'end_time')
+    .default('created_at'),
+  sort_order: Joi.string().valid('asc', 'desc').default('desc'),
+  select: Joi.array().items(Joi.string()),
+})
+  .unknown(true)
+  .default();
+export const cronCountBody = Joi.object(cronQueryFields).unknown(true).default();

@@ -3,7 +3,8 @@
  * locked (`FOR UPDATE SKIP LOCKED`) and moved to `running` with this instance as owner and a lease; the owner's
  * heartbeat extends the lease. A running run whose lease expired belongs to a dead instance and is taken again
  * (its attempt grows; a thread run then resumes from its last checkpoint). A thread run is only taken while its
- * thread is free, so runs of one thread execute in creation order (multitask `enqueue`).
+ * thread is free, so runs of one thread execute in creation order (multitask `enqueue`). A run created with
+ * `after_seconds` is not taken before its time (the delay stays in its kwargs; no column of its own).
  */
 import type { Pool } from 'pg';
 import type { Run, RunStatus } from './runStore';
@@ -12,6 +13,9 @@ export interface QueuedRun extends Run {
   config: Record<string, unknown>;
   attempt: number;
 }
+
+/** Config key naming the instance a pending run is reserved for (see enqueue). */
+export const RESERVED_FOR = 'graphx_reserved_for';
 
 const COLUMNS =
   'r.run_id, r.thread_id, r.assistant_id, r.status, r.metadata, r.kwargs, r.multitask_strategy, r.created_at, r.updated_at';
@@ -31,12 +35,37 @@ export class RunQueueStore {
     readonly leaseMs: number,
   ) {}
 
-  async enqueue(run: Run, config: Record<string, unknown>): Promise<void> {
+  /**
+   * Queues a run. `reserved`: a streamed run whose response is held by this instance; only this instance takes it
+   * while it keeps extending the reservation (extendReservations), since its events exist only where it executes.
+   */
+  async enqueue(run: Run, config: Record<string, unknown>, reserved = false): Promise<void> {
     await this.pool.query(
       `INSERT INTO graphx_runs (run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, created_at,
-                                updated_at, background, config)
-       VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7, $7, true, $8)`,
-      [run.run_id, run.thread_id, run.assistant_id, run.metadata, run.kwargs, run.multitask_strategy, run.created_at, config],
+                                updated_at, background, config, lease_expires_at)
+       VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7, $7, true, $8,
+               CASE WHEN $9::boolean THEN now() + $10 * interval '1 millisecond' END)`,
+      [
+        run.run_id,
+        run.thread_id,
+        run.assistant_id,
+        run.metadata,
+        run.kwargs,
+        run.multitask_strategy,
+        run.created_at,
+        reserved ? { ...config, [RESERVED_FOR]: this.owner } : config,
+        reserved,
+        this.leaseMs,
+      ],
+    );
+  }
+
+  /** Keeps this instance's reservations of pending runs (a reservation not extended lapses after one lease). */
+  async extendReservations(runIds: string[]): Promise<void> {
+    await this.pool.query(
+      `UPDATE graphx_runs SET lease_expires_at = now() + $3 * interval '1 millisecond'
+        WHERE run_id = ANY($1::uuid[]) AND status = 'pending' AND config->>'${RESERVED_FOR}' = $2`,
+      [runIds, this.owner, this.leaseMs],
     );
   }
 
@@ -47,7 +76,11 @@ export class RunQueueStore {
               lease_expires_at = now() + $2 * interval '1 millisecond'
         WHERE r.run_id = (
           SELECT q.run_id FROM graphx_runs q LEFT JOIN graphx_threads t ON t.thread_id = q.thread_id
-           WHERE q.background AND (q.status = 'pending' OR (q.status = 'running' AND q.lease_expires_at < now()))
+           WHERE q.background
+             AND ((q.status = 'pending' AND (q.config->>'${RESERVED_FOR}' IS NULL OR q.config->>'${RESERVED_FOR}' = $1
+                                             OR q.lease_expires_at IS NULL OR q.lease_expires_at < now()))
+                  OR (q.status = 'running' AND q.lease_expires_at < now()))
+             AND q.created_at + coalesce((q.kwargs->>'after_seconds')::float8, 0) * interval '1 second' <= now()
              AND (q.thread_id IS NULL OR t.status <> 'busy' OR t.lease_expires_at < now() OR t.busy_run_id = q.run_id)
              AND NOT EXISTS (SELECT 1 FROM graphx_runs e WHERE e.thread_id = q.thread_id AND e.background
                               AND e.status IN ('pending', 'running') AND e.created_at < q.created_at
@@ -84,6 +117,12 @@ export class RunQueueStore {
       [runIds, this.owner, this.leaseMs],
     );
     return new Set(result.rows.map((row) => row.run_id as string));
+  }
+
+  /** Whether a run with this id exists, on any thread or none. */
+  async exists(runId: string): Promise<boolean> {
+    const result = await this.pool.query('SELECT 1 FROM graphx_runs WHERE run_id = $1', [runId]);
+    return result.rowCount === 1;
   }
 
   async get(runId: string, threadId: string | null): Promise<Run | null> {

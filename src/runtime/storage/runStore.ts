@@ -108,10 +108,11 @@ export class RunStore {
     }
   }
 
-  async listForThread(threadId: string, limit: number, offset: number): Promise<Run[]> {
+  async listForThread(threadId: string, limit: number, offset: number, status: RunStatus | null = null): Promise<Run[]> {
     const result = await this.pool.query(
-      `SELECT ${RUN_COLUMNS} FROM graphx_runs WHERE thread_id = $1 ORDER BY created_at DESC LIMIT $2 OFFSET $3`,
-      [threadId, limit, offset],
+      `SELECT ${RUN_COLUMNS} FROM graphx_runs WHERE thread_id = $1 AND ($4::text IS NULL OR status = $4)
+        ORDER BY created_at DESC LIMIT $2 OFFSET $3`,
+      [threadId, limit, offset, status],
     );
     return result.rows.map(toRun);
   }

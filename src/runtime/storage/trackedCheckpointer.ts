@@ -48,7 +48,11 @@ function trackedClass(Saver: typeof PostgresSaver) {
     }
 
     override put(...args: Parameters<PostgresSaver['put']>): ReturnType<PostgresSaver['put']> {
-      return this.track(args[0], super.put(...args));
+      // As the anchor: a checkpoint carries its run's metadata (run ids and the client's run metadata), so history
+      // can be filtered by it; the loop's own keys (source, step, parents) win.
+      const [config, checkpoint, metadata, newVersions] = args;
+      const merged = { ...(config.metadata ?? {}), ...metadata } as typeof metadata;
+      return this.track(config, super.put(config, checkpoint, merged, newVersions));
     }
 
     override putWrites(...args: Parameters<PostgresSaver['putWrites']>): ReturnType<PostgresSaver['putWrites']> {

@@ -14,11 +14,12 @@ import type { Db } from '../../db/knex';
 import { hashToken, type SecretBox } from '../../security/secretBox';
 import { findFreePort } from '../../net/ports';
 import { deploymentDatabaseUri } from '../../pipeline/deploymentDatabase';
-import { instanceEnvironment, type InstanceCommand } from '../../pipeline/runtimeEnv';
+import { instanceEnvironment, processServesInstance, type InstanceCommand } from '../../pipeline/runtimeEnv';
 import { trackGroup, untrackGroup } from '../../os/ownedGroups';
 import { isProcessAlive, stopGroup } from '../../os/processes';
 import { buildPaths, graphxConfigFile, type RevisionSpec } from '../../pipeline/revisionSpec';
 import type { InstanceRow } from './instanceRows';
+import type { InstanceRunner } from './instanceRunner';
 
 const MAX_COPY_BYTES = 256 * 1024;
 
@@ -33,7 +34,7 @@ export interface InstanceDeps {
 }
 
 /** Starts instances, copies their output, stops them. Tracks the ones this process supervises. */
-export class InstanceManager {
+export class InstanceManager implements InstanceRunner {
   private readonly supervised = new Map<string, InstanceRow>();
   /** Instances being stopped (a drain may wait up to its timeout): a shutdown of the stack hurries them. */
   private readonly stopping = new Map<string, InstanceRow>();
@@ -124,6 +125,28 @@ export class InstanceManager {
     return [...this.supervised.keys()];
   }
 
+  async hurryStopping(graceMs: number): Promise<void> {
+    await Promise.all(this.stoppingRows().map((row) => (row.pid ? stopGroup(row.pid, graceMs) : Promise.resolve())));
+  }
+
+  /** The recorded pid lives and its environment names this revision and port (a pid may be reused after a restart). */
+  async adoptable(row: InstanceRow, spec: RevisionSpec): Promise<boolean> {
+    return !!row.pid && isProcessAlive(row.pid) && processServesInstance(row.pid, spec.revisionId, row.port);
+  }
+
+  async isAlive(row: InstanceRow): Promise<boolean> {
+    return !!row.pid && isProcessAlive(row.pid);
+  }
+
+  async describeDeath(row: InstanceRow): Promise<string> {
+    return `Instance on port ${row.port} (pid ${row.pid}) exited; starting a replacement.`;
+  }
+
+  /** Only builds in this data dir can run here; another stack sharing the database keeps its own deployments. */
+  async canRun(spec: RevisionSpec): Promise<boolean> {
+    return fs.existsSync(buildPaths(this.deps.config.dataDir, spec.revisionId).src);
+  }
+
   /** True when the instance's process group lives and `GET /ok` answers 200. */
   async isHealthy(row: Pick<InstanceRow, 'pid' | 'port'>): Promise<boolean> {
     return !!row.pid && isProcessAlive(row.pid) && (await checkOk(row.port));
@@ -154,7 +177,7 @@ export class InstanceManager {
   }
 
   /** The last lines the instance wrote (stdout, then stderr), for a failure message. */
-  lastLines(row: InstanceRow, count = 10): string[] {
+  async lastLines(row: InstanceRow, count = 10): Promise<string[]> {
     const lines = [...tailOfFile(row.stdout_file), ...tailOfFile(row.stderr_file)];
     return lines.filter((line) => line.trim() !== '').slice(-count);
   }

@@ -1,5 +1,5 @@
 /**
- * A rollout on the local target: start the revision's instances, wait for `GET /ok`, switch the route (one
+ * A rollout on the local and container targets (each through its InstanceRunner): start the revision's instances, wait for `GET /ok`, switch the route (one
  * transaction: instances serving, deployment's active revision and url), then drain and stop the old instances.
  *
  * Safe to run twice: it runs under a per-deployment advisory lock; instances of this revision left by an earlier
@@ -9,10 +9,9 @@
 import { Client as PgClient } from 'pg';
 import type { Db } from '../../db/knex';
 import { PipelineState } from '../../db/repositories/pipelineState';
-import { processServesInstance } from '../../pipeline/runtimeEnv';
 import { DeployFailedError, type RolloutProgress } from '../target';
-import type { InstanceManager } from './instances';
-import { delay, isProcessAlive } from '../../os/processes';
+import type { InstanceRunner } from './instanceRunner';
+import { delay } from '../../os/processes';
 import { minScale, type RevisionSpec } from '../../pipeline/revisionSpec';
 import { liveInstances, type InstanceRow } from './instanceRows';
 
@@ -61,7 +60,7 @@ export async function withDeploymentLock<T>(
  */
 export async function ensureRevisionInstances(
   db: Db,
-  instances: InstanceManager,
+  instances: InstanceRunner,
   spec: RevisionSpec,
   progress: RolloutProgress,
 ): Promise<InstanceRow[]> {
@@ -69,9 +68,8 @@ export async function ensureRevisionInstances(
   const existing = (await liveInstances(db, spec.deploymentId)).filter((row) => row.revision_id === spec.revisionId);
   const kept: InstanceRow[] = [];
   for (const row of existing) {
-    const alive = !!row.pid && isProcessAlive(row.pid) && processServesInstance(row.pid, spec.revisionId, row.port);
-    if (alive && kept.length < wanted) {
-      progress.phase('adopting', `Adopting instance on port ${row.port} (pid ${row.pid}) left by an earlier attempt.`);
+    if (kept.length < wanted && (await instances.adoptable(row, spec))) {
+      progress.phase('adopting', `Adopting instance on port ${row.port} left by an earlier attempt.`);
       instances.supervise(row);
       kept.push(row);
     } else {
@@ -80,7 +78,8 @@ export async function ensureRevisionInstances(
   }
   while (kept.length < wanted) {
     const row = await instances.start(spec);
-    progress.phase('starting', `Started instance ${kept.length + 1}/${wanted} on port ${row.port} (pid ${row.pid}).`);
+    const pid = row.pid ? ` (pid ${row.pid})` : '';
+    progress.phase('starting', `Started instance ${kept.length + 1}/${wanted} on port ${row.port}${pid}.`);
     kept.push(row);
   }
   return kept;
@@ -88,7 +87,7 @@ export async function ensureRevisionInstances(
 
 /** Waits until every instance answers `GET /ok`; an exit or the timeout is a DeployFailedError with its last lines. */
 export async function waitUntilHealthy(
-  instances: InstanceManager,
+  instances: InstanceRunner,
   rows: InstanceRow[],
   timeoutMs: number,
   progress: RolloutProgress,
@@ -100,8 +99,8 @@ export async function waitUntilHealthy(
       if (await instances.isHealthy(row)) {
         pending.delete(row);
         progress.phase('waiting-health', `Instance on port ${row.port} answers GET /ok.`);
-      } else if (!row.pid || !isProcessAlive(row.pid)) {
-        throw new DeployFailedError(failureText('The app exited before answering GET /ok', instances.lastLines(row)));
+      } else if (!(await instances.isAlive(row))) {
+        throw new DeployFailedError(failureText('The app exited before answering GET /ok', await instances.lastLines(row)));
       }
     }
     if (pending.size === 0) break;
@@ -111,7 +110,7 @@ export async function waitUntilHealthy(
       throw new DeployFailedError(
         failureText(
           `The app did not answer GET /ok within ${Math.round(timeoutMs / 1000)} s`,
-          row ? instances.lastLines(row) : [],
+          row ? await instances.lastLines(row) : [],
         ),
       );
     }
@@ -144,7 +143,7 @@ export async function switchRoute(db: Db, spec: RevisionSpec, rows: InstanceRow[
 /** Stops the deployment's draining instances after the gateways have let go of them. */
 export async function drainOldInstances(
   db: Db,
-  instances: InstanceManager,
+  instances: InstanceRunner,
   deploymentId: string,
   timings: RolloutTimings,
   progress: RolloutProgress,
@@ -161,7 +160,7 @@ export async function drainOldInstances(
 export async function rolloutRevision(
   lockUrl: string,
   db: Db,
-  instances: InstanceManager,
+  instances: InstanceRunner,
   spec: RevisionSpec,
   url: string,
   timings: RolloutTimings,

@@ -153,4 +153,21 @@ describe('buildApplication activity (real processes)', () => {
       type: 'ConfigInvalid',
     });
   });
+
+  it('with the process runner an external_docker revision is not cloned and fails saying it needs the container runner', async () => {
+    const revision = await prepare({});
+    await deps
+      .db('revisions')
+      .where({ id: revision.revisionId })
+      .update({
+        source: 'external_docker',
+        source_revision_config: { image_uri: '127.0.0.1:1/team/agent:1' },
+      });
+    const activities = createActivities(deps);
+    await expect(activityEnv().run(activities.cloneRepository, revision.ref)).resolves.toEqual({ repoCommitSha: null });
+    await expect(activityEnv().run(activities.buildApplication, revision.ref)).rejects.toMatchObject({
+      type: 'BuildFailed',
+      message: expect.stringContaining('runs image 127.0.0.1:1/team/agent:1, which needs the container runner'),
+    });
+  });
 });

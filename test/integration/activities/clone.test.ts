@@ -36,7 +36,7 @@ describe('cloneRepository activity (real git)', () => {
     const result = (await activityEnv().run(activities.cloneRepository, {
       revisionId: deployment.revisionId,
       deploymentId: deployment.deploymentId,
-    })) as { repoCommitSha: string };
+    })) as { repoCommitSha: string | null };
     return { ...deployment, ...result, src: buildPaths(deps.config.dataDir, deployment.revisionId).src };
   };
 
@@ -66,7 +66,7 @@ describe('cloneRepository activity (real git)', () => {
     const again = (await activityEnv().run(createActivities(deps).cloneRepository, {
       revisionId: result.revisionId,
       deploymentId: result.deploymentId,
-    })) as { repoCommitSha: string };
+    })) as { repoCommitSha: string | null };
     expect(again.repoCommitSha).toBe(result.repoCommitSha);
     expect(fs.existsSync(path.join(result.src, 'leftover.txt'))).toBe(false);
     expect(fs.readdirSync(path.dirname(result.src))).toEqual(['src']);

@@ -8,6 +8,8 @@ import type { Client } from '@temporalio/client';
 import type Koa from 'koa';
 import request from 'supertest';
 import { createApp } from '../../../src/api/app';
+import { DeploymentRepository, toDeployment } from '../../../src/db/repositories/deployments';
+import { RevisionRepository, toRevision } from '../../../src/db/repositories/revisions';
 import type { Db } from '../../../src/db/knex';
 import { createTenant, testConfig, testDb, testSecretBox, testTemporalClient } from '../../support/env';
 
@@ -103,5 +105,60 @@ describe('revision reads', () => {
     expect(badStatus.body.detail[0].loc).toEqual(['query', 'wait_for_change_from']);
     const badTimeout = await call().get(`${path}?wait_for_change_from=CREATING&timeout=61`).set('X-Api-Key', key);
     expect(badTimeout.status).toBe(422);
+  });
+
+  it('pages the revision list newest first, filters it by a status list, and hides it from another tenant', async () => {
+    const { id, revisionId } = await createDeployment();
+    const first = await db('revisions').where({ id: revisionId }).first();
+    const statuses = ['BUILD_FAILED', 'DEPLOYED', 'BUILDING', 'DEPLOY_FAILED'];
+    await db('revisions').insert(
+      statuses.map((status, i) => ({ ...first, id: crypto.randomUUID(), number: i + 2, status, status_message: null })),
+    );
+    const page = async (query: string, apiKey = key) => {
+      const response = await call().get(`/v2/deployments/${id}/revisions?${query}`).set('X-Api-Key', apiKey);
+      return { status: response.status, numbers: response.body.resources?.map((r: { number: number }) => r.number) };
+    };
+    expect(await page('limit=2')).toEqual({ status: 200, numbers: [5, 4] });
+    expect(await page('limit=2&offset=2')).toEqual({ status: 200, numbers: [3, 2] });
+    // A poller repeats the same query: the same page each time.
+    expect(await page('status=BUILD_FAILED,DEPLOY_FAILED')).toEqual({ status: 200, numbers: [5, 2] });
+    expect(await page('status=BUILD_FAILED,DEPLOY_FAILED')).toEqual({ status: 200, numbers: [5, 2] });
+    const stranger = (await createTenant(db, 'reads-other')).apiKey;
+    expect((await page('limit=2', stranger)).status).toBe(404);
+    const single = await call().get(`/v2/deployments/${id}/revisions/${revisionId}`).set('X-Api-Key', stranger);
+    expect(single.status).toBe(404);
+  });
+
+  it('refuses a malformed revision id with 422 on every repeat, not only the first', async () => {
+    const { id } = await createDeployment();
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const response = await call().get(`/v2/deployments/${id}/revisions/not-a-uuid`).set('X-Api-Key', key);
+      expect(response.status).toBe(422);
+      expect(response.body.detail[0].loc).toEqual(['path', 'revision_id']);
+    }
+  });
+
+  it('reads through the prepared statements every field a full row gives (a column added later is not dropped)', async () => {
+    const { id, revisionId } = await createDeployment();
+    // Every nullable column filled, so a column missing from a statement would read back as null.
+    await db('revisions').where({ id: revisionId }).update({
+      status_message: 'm',
+      failed_step: 'build',
+      repo_commit_sha: 'abc',
+      image_ref: 'registry.example/app:1',
+      image_digest: 'sha256:00',
+      redeployed_from_revision_id: revisionId,
+    });
+    const tenantId = (await db('deployments').where({ id }).first('tenant_id')).tenant_id as string;
+    const fullRevision = toRevision(await db('revisions').where({ id: revisionId }).first());
+    const fullDeployment = toDeployment(await db('deployments').where({ id }).first());
+    expect(Object.values(fullRevision).filter((value) => value === null)).toEqual([]);
+    expect(await new RevisionRepository(db).findOfTenant(tenantId, id, revisionId)).toEqual(fullRevision);
+    const [listed] = await new RevisionRepository(db).listOfTenant(tenantId, id, { limit: 1, offset: 0 });
+    expect(listed).toEqual(fullRevision);
+    expect(await new DeploymentRepository(db).findWithLatestRevision(tenantId, id)).toEqual({
+      deployment: fullDeployment,
+      latest: fullRevision,
+    });
   });
 });

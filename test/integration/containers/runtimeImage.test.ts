@@ -38,7 +38,7 @@ describeWithEngine('graphx-runtime image', () => {
     expect(image?.labels['graphx.content-hash']).toBe(first.contentHash);
   });
 
-  it('runs as an unprivileged user with the host Node version, npm, yarn classic, pnpm and the host CA bundle', async () => {
+  it('runs as an unprivileged user with the host Node version, npm, yarn classic, pnpm, the host CA bundle and the runtime bundle', async () => {
     const { ref } = await ensureTestRuntimeImage(test.engine);
     const name = `graphx-runtime-test-${process.pid}`;
     names.push(name);
@@ -48,7 +48,9 @@ describeWithEngine('graphx-runtime image', () => {
       cmd: [
         'sh',
         '-c',
-        'id -u; node --version; npm --version; yarn --version; pnpm --version; wc -c < "$NODE_EXTRA_CA_CERTS"; node /opt/graphx/bin/graphx.js --help',
+        'id -u; node --version; npm --version; yarn --version; pnpm --version; wc -c < "$NODE_EXTRA_CA_CERTS"; node /opt/graphx/bin/graphx.js --help; ' +
+          // The runtime bundle ships in the image: found, not built (the tree is read-only to this user).
+          "node -e \"console.log('bundle ' + require('/opt/graphx/bin/runtime-bundle.js').runtimeBundle())\"",
       ],
     });
     await test.engine.waitContainer(container.id);
@@ -60,5 +62,6 @@ describeWithEngine('graphx-runtime image', () => {
     expect(lines[4]).toMatch(/^10\./);
     expect(Number(lines[5])).toBeGreaterThan(1000);
     expect(lines.join('\n')).toMatch(/Usage: graphx/);
+    expect(lines.join('\n')).toMatch(/^bundle \/opt\/graphx\/dist\/runtime\/runtime-[0-9a-f]+\.js$/m);
   });
 });

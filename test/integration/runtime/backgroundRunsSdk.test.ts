@@ -136,3 +136,62 @@ test('a webhook that is not http(s) is refused with 422, and an unknown run is 4
   expect(bad.status).toBe(422);
   await expect(client.runs.get(thread.thread_id, crypto.randomUUID())).rejects.toThrow(/404/);
 });
+
+test('a run with afterSeconds waits its time: pending meanwhile, listed by status, and updateState refuses the thread', async () => {
+  const thread = await client.threads.create();
+  await client.runs.wait(thread.thread_id, 'agent', { input: say('first') });
+  const delayed = await client.runs.create(thread.thread_id, 'agent', { input: say('later'), afterSeconds: 1 });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  expect((await client.runs.get(thread.thread_id, delayed.run_id)).status).toBe('pending');
+  expect((await client.runs.list(thread.thread_id)).length).toBe(2);
+  expect((await client.runs.list(thread.thread_id, { status: 'pending' })).map((run) => run.run_id)).toEqual([delayed.run_id]);
+  await expect(client.threads.updateState(thread.thread_id, { values: { messages: [] }, asNode: 'agent' })).rejects.toThrow(
+    /409/,
+  );
+
+  const values = await client.runs.join(thread.thread_id, delayed.run_id);
+  expect(texts(values).at(-1)).toBe('ok');
+  expect((await client.runs.list(thread.thread_id, { status: 'success' })).length).toBe(2);
+  expect(await client.runs.list(thread.thread_id, { status: 'pending' })).toEqual([]);
+
+  const fresh = await client.threads.create();
+  const queued = await client.runs.create(fresh.thread_id, 'agent', { input: say('x'), afterSeconds: 5 });
+  await expect(client.threads.updateState(fresh.thread_id, { values: { messages: [] }, asNode: 'agent' })).rejects.toThrow(/409/);
+  await client.runs.cancel(fresh.thread_id, queued.run_id);
+  expect((await client.runs.get(fresh.thread_id, queued.run_id)).status).toBe('interrupted');
+});
+
+test('runs.createBatch queues several stateless background runs at once, each completing with its own input', async () => {
+  const before = hook.bodies.length;
+  const runs = await client.runs.createBatch([
+    { assistantId: 'agent', input: say('one'), webhook: hook.url },
+    { assistantId: 'agent', input: say('two'), webhook: hook.url, streamMode: ['values', 'updates'] },
+  ]);
+  expect(runs.map((run) => [run.thread_id, run.status])).toEqual([
+    [null, 'pending'],
+    [null, 'pending'],
+  ]);
+  const deadline = Date.now() + 10_000;
+  while (hook.bodies.length < before + 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  const delivered = new Map(hook.bodies.slice(before).map((body) => [body.run_id, body]));
+  expect(texts(delivered.get(runs[0]!.run_id).values)).toEqual(['one', 'echo: one', 'ok']);
+  expect(texts(delivered.get(runs[1]!.run_id).values)).toEqual(['two', 'echo: two', 'ok']);
+});
+
+test('a batch that is empty, not a list, has a bad item or an unknown assistant is refused and queues nothing', async () => {
+  const cases: Array<[unknown, number, RegExp]> = [
+    [[], 422, /at least 1/],
+    [{ assistant_id: 'agent' }, 422, /array/],
+    [[{ assistant_id: 'agent' }, { assistant_id: 'agent', streamMode: 'bogus' }], 422, /1.*stream_mode/],
+    [[{ assistant_id: 'agent' }, { assistant_id: 'nope' }], 404, /nope/],
+  ];
+  for (const [body, status, detail] of cases) {
+    const response = await fetch(`${runtime.url}/runs/batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    expect([body, response.status]).toEqual([body, status]);
+    expect(JSON.stringify(((await response.json()) as any).detail)).toMatch(detail);
+  }
+});

@@ -3,6 +3,8 @@
  * loopback: default X-Api-Key auth verified with the service token, debugging-UI users, and run records reaching
  * the deployment's tracing project, also when the control plane was down while the run happened.
  */
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client } from '@langchain/langgraph-sdk';
 import { createTenant } from '../../support/env';
 import {
@@ -90,6 +92,23 @@ test('without custom auth, no key or a key of another tenant is a 401 and a key 
   expect(own.status).toBe(200);
   expect(await own.text()).toContain('event: updates');
   expect((await fetch(`${runtime.url}/info`)).status).toBe(200);
+});
+
+test('the MCP endpoint takes the tenant key as every route does: a client without it cannot connect, one with it calls a tool', async () => {
+  const connect = async (headers: Record<string, string>) => {
+    const client = new McpClient({ name: 'graphx-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${runtime.url}/mcp`), { requestInit: { headers } }));
+    return client;
+  };
+  await expect(connect({})).rejects.toThrow(/Missing X-Api-Key header/);
+  await expect(connect({ 'x-api-key': otherTenant.apiKey })).rejects.toThrow(/Invalid API key/);
+  const client = await connect({ 'x-api-key': tenant.apiKey });
+  try {
+    const result = await client.callTool({ name: 'agent', arguments: { messages: [{ role: 'user', content: 'via mcp' }] } });
+    expect(JSON.parse((result.content as Array<{ text: string }>)[0]!.text).messages[1].content).toBe('echo: via mcp');
+  } finally {
+    await client.close();
+  }
 });
 
 test('the service-token routes refuse a caller without the deployment token', async () => {

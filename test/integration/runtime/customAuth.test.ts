@@ -94,3 +94,27 @@ test('a debugging-UI header without a verifiable API key is a 401, never a trust
   });
   expect(response.status).toBe(401);
 });
+
+test("user B cannot see, count, change or delete user A's cron, which is stamped with A as owner", async () => {
+  const thread = await user1.threads.create();
+  const cron = await user1.crons.createForThread(thread.thread_id, 'agent', { schedule: '0 0 1 1 *', input: hi });
+  expect(cron.metadata).toMatchObject({ owner: 'user1' });
+  expect((await user1.crons.search()).map((found) => found.cron_id)).toContain(cron.cron_id);
+  expect(await user2.crons.search()).toEqual([]);
+  expect(await user2.crons.count()).toBe(0);
+  await expect(user2.crons.update(cron.cron_id, { enabled: false })).rejects.toThrow(/404/);
+  await expect(user2.crons.delete(cron.cron_id)).rejects.toThrow(/404/);
+  await expect(user2.crons.createForThread(thread.thread_id, 'agent', { schedule: '* * * * *' })).rejects.toThrow(/404/);
+  expect(await user1.crons.count()).toBe(1);
+  await user1.crons.delete(cron.cron_id);
+});
+
+test('a cron handed to another user by its metadata runs as whoever last changed it, never as its creator', async () => {
+  const thread = await user1.threads.create();
+  const cron = await user1.crons.createForThread(thread.thread_id, 'agent', { schedule: '0 0 1 1 *', input: hi });
+  expect(cron.user_id).toBe('user1');
+  await user1.crons.update(cron.cron_id, { metadata: { owner: 'user2' } });
+  const changedByB = await user2.crons.update(cron.cron_id, { input: { messages: [{ role: 'user', content: 'as B' }] } });
+  expect(changedByB.user_id).toBe('user2');
+  await user2.crons.delete(cron.cron_id);
+});

@@ -6,6 +6,7 @@
 import Router from '@koa/router';
 import fc from 'fast-check';
 import joiToJson from 'joi-to-json';
+import * as assistantSchemas from '../../../src/runtime/http/assistantSchemas';
 import * as runtimeSchemas from '../../../src/runtime/http/schemas';
 import { registerRuntimeRoutes } from '../../../src/runtime/http/routes';
 import type { RuntimeServices } from '../../../src/runtime/http/routes/context';
@@ -44,7 +45,7 @@ function runtimeRoutes(): RuntimeRoute[] {
 
 /** JSON schemas of every request schema the runtime declares, so bodies carry the field names it reads. */
 function bodySchemas(): unknown[] {
-  return Object.values(runtimeSchemas)
+  return [...Object.values(runtimeSchemas), ...Object.values(assistantSchemas)]
     .filter((value) => typeof value === 'object' && value !== null && 'describe' in value)
     .map((schema) => joiToJson(schema as never, 'open-api-3.1'));
 }

@@ -1,6 +1,7 @@
 /**
  * The Python `langgraph-sdk` client (from PyPI, in a virtualenv cached under .test-data/) against `graphx dev`:
- * it streams a run and searches threads unchanged. Skipped, saying why, only when pip cannot install the client.
+ * it streams a run, searches threads, reads history, runs in the background and joins, cancels and uses the store
+ * unchanged. Skipped, saying why, only when pip cannot install the client.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -68,4 +69,87 @@ pythonTest('the Python langgraph-sdk client streams a run and searches threads',
   expect(result.events[1]!.data.agent.messages[0]).toMatchObject({ content: 'echo: from python', type: 'ai' });
   expect(result.found).toEqual([result.thread_id]);
   expect(result.status).toBe('idle');
+});
+
+/** Runs `body` (the inside of `async def main(client)`, returning a JSON-able value) with the Python client. */
+function runPython(body: string): any {
+  const script = [
+    'import asyncio, json, sys',
+    'from langgraph_sdk import get_client',
+    'async def main(client):',
+    ...body
+      .trim()
+      .split('\n')
+      .map((line) => `    ${line}`),
+    'print(json.dumps(asyncio.run(main(get_client(url=sys.argv[1], api_key=None)))))',
+  ].join('\n');
+  const output = execFileSync(python, ['-c', script, runtime.url], { encoding: 'utf8', timeout: 60_000 });
+  return JSON.parse(output.trim().split('\n').at(-1)!);
+}
+
+pythonTest('the Python client reads a thread history newest first, the head first, and pages it with before', () => {
+  const result = runPython(`
+thread = await client.threads.create()
+await client.runs.wait(thread["thread_id"], "agent", input={"messages": [{"role": "user", "content": "hist"}]})
+history = await client.threads.get_history(thread["thread_id"], limit=10)
+state = await client.threads.get_state(thread["thread_id"])
+older = await client.threads.get_history(thread["thread_id"], limit=1, before=history[0]["checkpoint"])
+return {
+    "counts": [len(s["values"].get("messages", [])) for s in history],
+    "head_is_state": history[0]["checkpoint"]["checkpoint_id"] == state["checkpoint"]["checkpoint_id"],
+    "head_next": history[0]["next"],
+    "older": [o["checkpoint"]["checkpoint_id"] for o in older] == [history[1]["checkpoint"]["checkpoint_id"]],
+}`);
+  expect(result.counts[0]).toBe(3);
+  expect(result.counts).toEqual([...result.counts].sort((a: number, b: number) => b - a));
+  expect(result).toMatchObject({ head_is_state: true, head_next: [], older: true });
+});
+
+pythonTest('the Python client creates a background run, joins it and replays its resumable stream', () => {
+  const result = runPython(`
+thread = await client.threads.create()
+run = await client.runs.create(thread["thread_id"], "agent", input={"messages": [{"role": "user", "content": "bg"}]}, stream_resumable=True)
+values = await client.runs.join(thread["thread_id"], run["run_id"])
+events = [part.event async for part in client.runs.join_stream(thread["thread_id"], run["run_id"], last_event_id="-1")]
+done = await client.runs.get(thread["thread_id"], run["run_id"])
+return {"created": run["status"], "texts": [m["content"] for m in values["messages"]], "events": events, "status": done["status"]}`);
+  expect(result).toEqual({
+    created: 'pending',
+    texts: ['bg', 'echo: bg', 'ok'],
+    events: ['metadata', 'values', 'values', 'values'],
+    status: 'success',
+  });
+});
+
+pythonTest('the Python client cancels a running background run and waits for it to stop', () => {
+  const result = runPython(`
+thread = await client.threads.create()
+run = await client.runs.create(thread["thread_id"], "slow", input={"messages": [{"role": "user", "content": "stop"}]})
+await asyncio.sleep(0.5)
+await client.runs.cancel(thread["thread_id"], run["run_id"], wait=True)
+stopped = await client.runs.get(thread["thread_id"], run["run_id"])
+after = await client.threads.get(thread["thread_id"])
+return {"status": stopped["status"], "thread": after["status"]}`);
+  expect(result).toEqual({ status: 'interrupted', thread: 'idle' });
+});
+
+pythonTest('the Python client puts, gets, searches, lists and deletes store items', () => {
+  const result = runPython(`
+await client.store.put_item(["py", "prefs"], "theme", {"color": "green"})
+await client.store.put_item(["py", "notes"], "n1", {"text": "hello"})
+item = await client.store.get_item(["py", "prefs"], "theme")
+found = await client.store.search_items(["py"], filter={"color": "green"})
+spaces = await client.store.list_namespaces(prefix=["py"])
+await client.store.delete_item(["py", "prefs"], "theme")
+gone = await client.store.search_items(["py", "prefs"])
+return {"value": item["value"], "found": [i["key"] for i in found["items"]], "spaces": sorted(spaces["namespaces"]), "gone": gone["items"]}`);
+  expect(result).toEqual({
+    value: { color: 'green' },
+    found: ['theme'],
+    spaces: [
+      ['py', 'notes'],
+      ['py', 'prefs'],
+    ],
+    gone: [],
+  });
 });

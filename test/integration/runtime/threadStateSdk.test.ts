@@ -130,3 +130,78 @@ test('a run with a checkpoint forks the thread from that earlier point (regenera
   expect(head.parent_checkpoint).not.toBeNull();
   expect(texts(head.values)).toEqual(texts(forked));
 });
+
+test('interruptBefore and interruptAfter stop a run at a breakpoint, and a run with no input continues it', async () => {
+  const thread = await client.threads.create();
+  await client.runs.wait(thread.thread_id, 'agent', { input: say('careful'), interruptBefore: ['tools'] });
+  expect(texts((await client.threads.getState(thread.thread_id)).values)).toEqual(['careful', 'echo: careful']);
+  expect((await client.threads.get(thread.thread_id)).status).toBe('interrupted');
+  expect((await client.threads.getState(thread.thread_id)).next).toEqual(['tools']);
+
+  const continued = await client.runs.wait(thread.thread_id, 'agent', { input: null });
+  expect(texts(continued)).toEqual(['careful', 'echo: careful', 'ok']);
+  expect((await client.threads.get(thread.thread_id)).status).toBe('idle');
+
+  const after = await client.threads.create();
+  await client.runs.wait(after.thread_id, 'agent', { input: say('again'), interruptAfter: '*' });
+  expect((await client.threads.getState(after.thread_id)).next).toEqual(['tools']);
+  expect((await client.threads.get(after.thread_id)).status).toBe('interrupted');
+});
+
+test("history filters by a run's metadata: the checkpoints of that run only", async () => {
+  const thread = await client.threads.create();
+  await client.runs.wait(thread.thread_id, 'agent', { input: say('plain') });
+  await client.runs.wait(thread.thread_id, 'agent', { input: say('tagged'), metadata: { run_tag: 'second' } });
+  const all = await client.threads.getHistory(thread.thread_id, { limit: 100 });
+  const tagged = await client.threads.getHistory(thread.thread_id, { limit: 100, metadata: { run_tag: 'second' } });
+  expect(tagged.length).toBeGreaterThan(0);
+  expect(tagged.length).toBeLessThan(all.length);
+  expect(tagged.every((state) => state.metadata?.run_tag === 'second')).toBe(true);
+  expect(texts(tagged.at(-1)!.values)).toEqual(['plain', 'echo: plain', 'ok']);
+});
+
+test('the events stream mode streams the run callback events beside the other modes', async () => {
+  const thread = await client.threads.create();
+  const chunks: Array<{ event: string; data: any }> = [];
+  for await (const chunk of client.runs.stream(thread.thread_id, 'agent', {
+    input: say('watch'),
+    streamMode: ['events', 'values'],
+  })) {
+    chunks.push(chunk as { event: string; data: any });
+  }
+  expect(new Set(chunks.map((chunk) => chunk.event))).toEqual(new Set(['metadata', 'events', 'values']));
+  const kinds = new Set(chunks.filter((chunk) => chunk.event === 'events').map((chunk) => chunk.data.event));
+  expect(kinds).toEqual(new Set(['on_chain_start', 'on_chain_end']));
+  expect(texts(chunks.filter((chunk) => chunk.event === 'values').at(-1)!.data)).toEqual(['watch', 'echo: watch', 'ok']);
+  expect((await client.threads.get(thread.thread_id)).status).toBe('idle');
+});
+
+test('prune keep_latest leaves each thread only its current state; prune delete removes threads; both count what they pruned', async () => {
+  const kept = await client.threads.create();
+  await client.runs.wait(kept.thread_id, 'agent', { input: say('one') });
+  await client.runs.wait(kept.thread_id, 'agent', { input: say('two') });
+  const gone = await client.threads.create();
+  const prune = async (body: unknown) => {
+    const response = await fetch(`${runtime.url}/threads/prune`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as any };
+  };
+
+  expect(await prune({ thread_ids: [kept.thread_id, crypto.randomUUID()], strategy: 'keep_latest' })).toEqual({
+    status: 200,
+    body: { pruned_count: 1 },
+  });
+  const history = await client.threads.getHistory(kept.thread_id, { limit: 100 });
+  expect(history).toHaveLength(1);
+  expect(texts(history[0]!.values)).toEqual(['one', 'echo: one', 'ok', 'two', 'echo: two', 'ok']);
+  const next = await client.runs.wait(kept.thread_id, 'agent', { input: say('three') });
+  expect(texts(next).slice(-3)).toEqual(['three', 'echo: three', 'ok']);
+
+  expect(await prune({ thread_ids: [gone.thread_id] })).toEqual({ status: 200, body: { pruned_count: 1 } });
+  await expect(client.threads.get(gone.thread_id)).rejects.toThrow(/404/);
+  expect((await prune({ thread_ids: [] })).status).toBe(422);
+  expect((await prune({ thread_ids: [kept.thread_id], strategy: 'all' })).status).toBe(422);
+});

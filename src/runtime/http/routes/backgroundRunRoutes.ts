@@ -8,11 +8,11 @@ import type Koa from 'koa';
 import { validatePart } from '../../../http/validation';
 import { ConflictError, NotFoundError } from '../../../errors';
 import { FINISHED_STATUSES } from '../../execution/backgroundRuns';
-import type { StreamEvent } from '../../execution/graphStream';
-import { bulkCancelBody, cancelQuery, runIdParams, threadIdParams, threadRunParams } from '../schemas';
+import { followRun } from '../../execution/runFollower';
+import { bulkCancelBody, cancelQuery, runBatchBody, runIdParams, threadIdParams, threadRunParams } from '../schemas';
 import { respondWithEvents } from '../sse';
 import { filterFor, userOf, type RuntimeServices } from './context';
-import { readRunRequest } from './runRoutes';
+import { readRunRequest, withStreamModes, type RawRunBody } from './runRoutes';
 
 const JOIN_TIMEOUT_MS = 24 * 3600_000;
 const runNotFound = (runId: string) => new NotFoundError(`Run ${runId} not found.`);
@@ -36,6 +36,16 @@ export function registerBackgroundRunRoutes(router: Router, services: RuntimeSer
   };
   router.post('/threads/:threadId/runs', create);
   router.post('/runs', create);
+
+  // Several stateless background runs at once; every assistant is checked before any run is queued.
+  router.post('/runs/batch', async (ctx) => {
+    const items = Array.isArray(ctx.state.body) ? (ctx.state.body as unknown[]).map(snakeCaseKeys) : ctx.state.body;
+    const requests = validatePart<RawRunBody[]>(runBatchBody, items, 'body').map(withStreamModes);
+    for (const request of requests) await services.assistants.forRun(request.assistant_id, userOf(ctx));
+    const runs = [];
+    for (const request of requests) runs.push(await backgroundRuns.create(userOf(ctx), null, request));
+    ctx.body = runs;
+  });
 
   router.get('/threads/:threadId/runs/:runId', async (ctx) => {
     const { threadId, runId } = await visibleRun(ctx);
@@ -108,17 +118,14 @@ export function registerBackgroundRunRoutes(router: Router, services: RuntimeSer
     if (cancelOnDisconnect) ctx.res.once('close', () => void backgroundRuns.cancel(threadId, [runId], 'interrupt'));
   };
 
-  /** Events of a run this instance executes; of a run elsewhere, its end (the thread's values), once it comes. */
-  async function* follow(threadId: string | null, runId: string, lastEventId: string | null, signal: AbortSignal) {
-    if (services.runEvents.has(runId)) {
-      yield* services.runEvents.follow(runId, lastEventId, signal);
-      return;
-    }
-    const run = await backgroundRuns.waitUntilDone(runId, threadId, JOIN_TIMEOUT_MS, signal);
-    if (!run || signal.aborted || !threadId) return;
-    const thread = await services.threads.get(threadId, {});
-    yield { event: 'values', data: thread?.values ?? null } satisfies StreamEvent;
-  }
+  const follow = (threadId: string | null, runId: string, lastEventId: string | null, signal: AbortSignal) =>
+    followRun(
+      { runEvents: services.runEvents, threads: services.threads, getRun: (id, thread) => services.runQueue.get(id, thread) },
+      threadId,
+      runId,
+      lastEventId,
+      signal,
+    );
 
   router.get('/threads/:threadId/runs/:runId/stream', async (ctx) => {
     const { threadId, runId } = await visibleRun(ctx);
@@ -128,6 +135,20 @@ export function registerBackgroundRunRoutes(router: Router, services: RuntimeSer
     const { runId } = validatePart<{ runId: string }>(runIdParams, ctx.params, 'path');
     await joinStream(ctx, null, runId);
   });
+}
+
+/**
+ * The JS SDK's `runs.createBatch` sends its payload keys as written (`streamMode`, `multitaskStrategy`…) beside
+ * `assistant_id`: they are read as their snake_case names (a snake_case key given too wins).
+ */
+function snakeCaseKeys(item: unknown): unknown {
+  if (item === null || typeof item !== 'object' || Array.isArray(item)) return item;
+  const snake: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(item)) {
+    const name = key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+    if (name === key || !(name in item)) snake[name] = value;
+  }
+  return snake;
 }
 
 function throwError(error: Error): never {

@@ -2,6 +2,7 @@
 import type { BaseStore } from '@langchain/langgraph-checkpoint';
 import type Koa from 'koa';
 import { authorize, type AuthFilter } from '../../auth/authorization';
+import type { AssistantDirectory } from '../../assistants';
 import type { CustomAuth } from '../../auth/authMiddleware';
 import type { AuthUser, RequestAuth } from '../../auth/authUser';
 import type { BackgroundRuns } from '../../execution/backgroundRuns';
@@ -10,13 +11,18 @@ import type { RunEvents } from '../../execution/runEvents';
 import type { RunService } from '../../execution/runService';
 import type { ThreadStateService } from '../../execution/threadState';
 import type { GraphRegistry } from '../../graphs';
+import type { ModuleLoader } from '../../graphSchemas';
 import type { RuntimeMetrics } from '../../metrics';
 import type { RunQueueStore } from '../../storage/runQueueStore';
+import type { CronStore } from '../../storage/cronStore';
 import type { RunStore } from '../../storage/runStore';
 import type { ThreadStore } from '../../storage/threadStore';
 
 export interface RuntimeServices {
   graphs: GraphRegistry;
+  assistants: AssistantDirectory;
+  /** Imports a package as the application resolves it (its own @langchain/langgraph, for graph schemas). */
+  appImport: ModuleLoader;
   threads: ThreadStore;
   runs: RunStore;
   runService: RunService;
@@ -25,10 +31,13 @@ export interface RuntimeServices {
   runQueue: RunQueueStore;
   runEvents: RunEvents;
   store: BaseStore;
+  crons: CronStore;
   coordinator: RunCoordinator;
   customAuth: CustomAuth | null;
   /** Deleting a thread also drops its checkpoints. */
   deleteCheckpoints: (threadId: string) => Promise<void>;
+  /** `keep_latest` prune: only the thread's newest checkpoint stays. */
+  pruneCheckpoints: (threadId: string) => Promise<void>;
   info: Record<string, unknown>;
   metrics: RuntimeMetrics;
 }
@@ -41,7 +50,7 @@ export function userOf(ctx: Koa.Context): AuthUser | null {
 export async function filterFor(
   services: RuntimeServices,
   ctx: Koa.Context,
-  resource: 'threads' | 'assistants',
+  resource: 'threads' | 'assistants' | 'crons',
   action: string,
   value: Record<string, unknown>,
 ): Promise<AuthFilter> {

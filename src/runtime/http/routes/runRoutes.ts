@@ -1,20 +1,28 @@
 /** Runs: streamed (SSE) or waited for, threadless or on a thread. */
 import type Router from '@koa/router';
 import type Koa from 'koa';
+import { ConflictError } from '../../../errors';
 import { validatePart } from '../../../http/validation';
-import type { ApiStreamMode } from '../../execution/graphStream';
-import type { RunRequest } from '../../execution/runService';
+import type { AuthUser } from '../../auth/authUser';
+import type { ApiStreamMode, StreamEvent } from '../../execution/graphStream';
+import { followRun } from '../../execution/runFollower';
+import type { PreparedRun, RunRequest } from '../../execution/runService';
 import { toWireJson } from '../../execution/serialize';
 import { fastRunBody } from '../runBodyFastPath';
 import { runBody, threadIdParams } from '../schemas';
 import { respondWithEvents } from '../sse';
 import { userOf, type RuntimeServices } from './context';
 
-type RawRunBody = Omit<RunRequest, 'stream_mode'> & { stream_mode?: ApiStreamMode | ApiStreamMode[] };
+export type RawRunBody = Omit<RunRequest, 'stream_mode'> & { stream_mode?: ApiStreamMode | ApiStreamMode[] };
 
 /** The run body of the request, validated (the common shape without Joi, see runBodyFastPath.ts). */
 export function readRunRequest(ctx: Koa.Context): RunRequest {
   const body = (fastRunBody(ctx.state.body) as RawRunBody | null) ?? validatePart<RawRunBody>(runBody, ctx.state.body, 'body');
+  return withStreamModes(body);
+}
+
+/** A validated run body with `stream_mode` as a list (`values` when none was asked for). */
+export function withStreamModes(body: RawRunBody): RunRequest {
   const modes = body.stream_mode === undefined ? [] : Array.isArray(body.stream_mode) ? body.stream_mode : [body.stream_mode];
   return { ...body, stream_mode: modes.length > 0 ? modes : ['values'] };
 }
@@ -24,16 +32,65 @@ function threadIdOf(ctx: Koa.Context): string | null {
 }
 
 export function registerRunRoutes(router: Router, services: RuntimeServices): void {
+  /**
+   * A streamed `enqueue` run on a busy thread (or one with runs already queued) becomes a queued background run,
+   * so it waits in the database, not in this request; the response follows it like a join stream. Null when the
+   * thread could be taken at once (the run then streams here as any other).
+   */
+  const prepareOrQueue = async (user: AuthUser | null, threadId: string | null, request: RunRequest) => {
+    if (!threadId || request.multitask_strategy !== 'enqueue')
+      return { prepared: await services.runService.prepare(user, threadId, request) };
+    if ((await services.runQueue.withStatus(threadId, ['pending'])).length === 0) {
+      try {
+        return { prepared: await services.runService.prepare(user, threadId, request, { waitForThread: false }) };
+      } catch (error) {
+        if (!(error instanceof ConflictError)) throw error;
+      }
+    }
+    // Resumable, so the run keeps its events from the start for this response to read whenever it starts.
+    const queuedRequest = { ...request, stream_resumable: true };
+    return { queued: await services.backgroundRuns.create(user, threadId, queuedRequest, { reserveHere: true }) };
+  };
+
+  /** The events of a run streamed here; a resumable one's are kept (with ids) for join streams after a reload. */
+  async function* executeHere(prepared: PreparedRun, signal: AbortSignal): AsyncGenerator<StreamEvent & { id?: string }> {
+    const runId = prepared.run.run_id;
+    if (!prepared.request.stream_resumable || !prepared.run.thread_id)
+      return yield* services.runService.execute(prepared, signal);
+    services.runEvents.open(runId, true);
+    try {
+      for await (const event of services.runService.execute(prepared, signal)) yield services.runEvents.publish(runId, event);
+    } finally {
+      services.runEvents.close(runId);
+    }
+  }
+
+  async function* followQueued(threadId: string, runId: string, cancelOnDisconnect: boolean, signal: AbortSignal) {
+    const deps = {
+      runEvents: services.runEvents,
+      threads: services.threads,
+      getRun: services.runQueue.get.bind(services.runQueue),
+    };
+    try {
+      yield* followRun(deps, threadId, runId, '-1', signal);
+    } finally {
+      services.backgroundRuns.unreserve(runId);
+    }
+    if (signal.aborted && cancelOnDisconnect) await services.backgroundRuns.cancel(threadId, [runId], 'interrupt');
+  }
+
   const stream = async (ctx: Koa.Context) => {
     const threadId = threadIdOf(ctx);
     const request = readRunRequest(ctx);
-    const prepared = await services.runService.prepare(userOf(ctx), threadId, request);
-    const location = threadId ? `/threads/${threadId}/runs/${prepared.run.run_id}` : `/runs/${prepared.run.run_id}`;
+    const { prepared, queued } = await prepareOrQueue(userOf(ctx), threadId, request);
+    const runId = (prepared?.run ?? queued!).run_id;
+    const location = threadId ? `/threads/${threadId}/runs/${runId}` : `/runs/${runId}`;
+    const cancelOnDisconnect = request.on_disconnect === 'cancel';
     respondWithEvents(
       ctx,
       location,
-      (signal) => services.runService.execute(prepared, signal),
-      request.on_disconnect === 'cancel',
+      (signal) => (prepared ? executeHere(prepared, signal) : followQueued(threadId!, runId, cancelOnDisconnect, signal)),
+      cancelOnDisconnect,
       services.metrics.activeStreams,
     );
   };

@@ -17,6 +17,7 @@ import {
   threadSearchBody,
   threadSearchQuery,
 } from '../schemas';
+import type { RunStatus } from '../../storage/runStore';
 import { filterFor, type RuntimeServices } from './context';
 
 const threadIdOf = (ctx: Koa.Context) => validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path').threadId;
@@ -80,7 +81,7 @@ export function registerThreadRoutes(router: Router, services: RuntimeServices):
 
   router.get('/threads/:threadId/runs', async (ctx) => {
     const threadId = threadIdOf(ctx);
-    const query = validatePart<{ limit: number; offset: number }>(runListQuery, { ...ctx.query }, 'query');
+    const query = validatePart<{ limit: number; offset: number; status?: RunStatus }>(runListQuery, { ...ctx.query }, 'query');
     const filter = await filterFor(services, ctx, 'threads', 'read', { thread_id: threadId });
     ctx.body = await threads.runs(threadId, query, filter);
   });

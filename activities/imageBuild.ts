@@ -1,0 +1,148 @@
+/**
+ * The build step with the container runner (ActivityDeps.images): a `codehost` clone becomes a revision image built
+ * in the engine from a Dockerfile generated from graphx.json; an `external_docker`/`internal_docker` revision pulls
+ * its `image_uri`. The image's reference and digest are recorded on the revision and named in the heartbeat.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import path from 'node:path';
+import { ContainerEngineError } from '../src/containers/engine';
+import { ImagePullError, registryAuthFor, RevisionImages } from '../src/containers/revisionImages';
+import { PipelineState } from '../src/db/repositories/pipelineState';
+import { buildPaths, type RevisionSpec } from '../src/pipeline/revisionSpec';
+import { readRepoFile } from '../src/security/repoFile';
+import type { ActivityDeps } from './deps';
+import type { StepProgress } from './support/progress';
+import { wantsYarnBerry } from './support/packageManagers';
+
+/** Instructions and flags that would reach outside the build's own context: other images, shared caches, networks. */
+const REFUSED_LINE = /^\s*(FROM|ONBUILD)\b|--(mount|from|network|security)\b/i;
+
+/**
+ * graphx.json `dockerfile_lines`, checked: a list of strings, none of which names another image (`FROM`,
+ * `--from`, `--mount`: every tenant's images share the engine's store) or asks for another network.
+ * @throws ApplicationFailure ConfigInvalid naming the line.
+ */
+export function dockerfileLines(config: Record<string, unknown>): string[] {
+  const lines = config.dockerfile_lines ?? [];
+  if (!Array.isArray(lines) || lines.some((line) => typeof line !== 'string' || line.includes('\n'))) {
+    throw ApplicationFailure.nonRetryable('graphx.json "dockerfile_lines" must be a list of one-line strings.', 'ConfigInvalid');
+  }
+  const refused = (lines as string[]).find((line) => REFUSED_LINE.test(line));
+  if (refused) {
+    throw ApplicationFailure.nonRetryable(
+      `graphx.json "dockerfile_lines" may not use FROM, ONBUILD, --from, --mount, --network or --security: "${refused}".`,
+      'ConfigInvalid',
+    );
+  }
+  return lines as string[];
+}
+
+/** Builds the revision's clone into its image. */
+export async function buildRevisionImage(
+  deps: ActivityDeps & { images: RevisionImages },
+  spec: RevisionSpec,
+  configFile: string,
+  /** The lock file's install command (build.ts decides it), or null. */
+  lockFileInstall: string | null,
+  progress: StepProgress,
+): Promise<void> {
+  const { root, src } = buildPaths(deps.config.dataDir, spec.revisionId);
+  const config = JSON.parse(readRepoFile(src, configFile)) as Record<string, unknown>;
+  const appDir = path.dirname(configFile);
+  const custom = spec.sourceConfig.install_command ?? null;
+  const lockInstall = custom ? null : lockFileInstall;
+  const tag = RevisionImages.tagFor(spec.deploymentId, spec.revisionId);
+  progress.setPhase('image', `Building image ${tag} on ${deps.images.runtimeImageRef}`);
+  const signal = AbortSignal.any([
+    Context.current().cancellationSignal,
+    AbortSignal.timeout(deps.config.buildTimeoutSeconds * 1000),
+  ]);
+  let image;
+  try {
+    image = await deps.images.build({
+      repoDir: src,
+      stagingDir: path.join(root, 'context'),
+      tag,
+      dockerfile: {
+        appSubdir: path.relative(src, appDir),
+        configPath: path.relative(src, configFile),
+        lockInstall,
+        customInstall: custom,
+        buildCommand: spec.sourceConfig.build_command ?? null,
+        dockerfileLines: dockerfileLines(config),
+        yarnBerry: lockInstall?.startsWith('yarn') === true && wantsYarnBerry(appDir),
+      },
+      secrets: spec.secrets,
+      labels: { 'graphx.deployment-id': spec.deploymentId, 'graphx.revision-id': spec.revisionId },
+      onOutput: (line) => progress.line(line),
+      signal,
+    });
+  } catch (error) {
+    if (Context.current().cancellationSignal.aborted) {
+      progress.line('Cancelled: the image build was stopped.', 'warn');
+      await Context.current().cancelled;
+    }
+    if (!(error instanceof ContainerEngineError)) throw error;
+    const why = signal.aborted
+      ? `did not finish within the ${deps.config.buildTimeoutSeconds} s build time limit`
+      : `failed: ${progress.redact(error.message)}`;
+    const message = `The image build of ${tag} ${why}: ${progress.lastLines(10).join('\n') || '(no output)'}`;
+    progress.line(message, 'error');
+    throw ApplicationFailure.nonRetryable(message, 'BuildFailed');
+  }
+  await record(deps, spec, image, progress);
+  progress.setPhase('done', `Built image ${image.ref} (${image.digest ?? 'no digest'}).`);
+}
+
+/** Pulls an image source's `image_uri` with the credentials its deployment names. */
+export async function pullRevisionImage(
+  deps: ActivityDeps & { images: RevisionImages },
+  spec: RevisionSpec,
+  progress: StepProgress,
+): Promise<void> {
+  const imageUri = spec.imageUri;
+  if (!imageUri) {
+    throw ApplicationFailure.nonRetryable(`A '${spec.source}' revision needs source_revision_config.image_uri.`, 'BuildFailed');
+  }
+  const names = (spec.sourceConfig.resource_spec?.image_pull_secrets ?? []).map((secret) => secret.name);
+  const missing = names.filter((name) => !spec.secrets.some((secret) => secret.name === name));
+  if (missing.length > 0) {
+    throw ApplicationFailure.nonRetryable(
+      `resource_spec.image_pull_secrets names ${missing.join(', ')}, which the deployment has no secret for.`,
+      'BuildFailed',
+    );
+  }
+  const values = names.map((name) => spec.secrets.find((secret) => secret.name === name)!.value);
+  const auth = registryAuthFor(imageUri, values);
+  progress.setPhase('pull', `Pulling image ${imageUri}${auth ? ` as ${auth.username}` : ''}`);
+  let image;
+  try {
+    image = await deps.images.pull(imageUri, auth);
+  } catch (error) {
+    if (!(error instanceof ImagePullError)) throw error;
+    const message = progress.redact(error.message);
+    progress.line(message, 'error');
+    throw ApplicationFailure.nonRetryable(message, 'BuildFailed');
+  }
+  await record(deps, spec, image, progress);
+  progress.setPhase('done', `Pulled image ${image.ref} (${image.digest ?? 'no digest'}).`);
+}
+
+/** Without the container runner an image source cannot run: say so instead of trying to clone. */
+export function imageSourceNeedsContainers(spec: RevisionSpec): never {
+  throw ApplicationFailure.nonRetryable(
+    `A '${spec.source}' revision runs image ${spec.imageUri ?? '(none)'}, which needs the container runner ` +
+      '(GRAPHX_RUNNER=container and a container engine); this worker runs apps as processes.',
+    'BuildFailed',
+  );
+}
+
+async function record(
+  deps: ActivityDeps,
+  spec: RevisionSpec,
+  image: { ref: string; digest: string | null },
+  progress: StepProgress,
+): Promise<void> {
+  await new PipelineState(deps.db).recordImage(spec.revisionId, image);
+  progress.setImage(image);
+}

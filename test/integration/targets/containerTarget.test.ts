@@ -1,0 +1,273 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import Docker from 'dockerode';
+import { createApp } from '../../../src/api/app';
+import { ContainerTarget } from '../../../src/targets/container';
+import { containerName, PIDS_LIMIT } from '../../../src/targets/container/containerInstances';
+import { deploymentDatabaseName, ensureDeploymentDatabase } from '../../../src/pipeline/deploymentDatabase';
+import { loadRevisionSpec } from '../../../src/pipeline/revisionSpec';
+import { liveInstances } from '../../../src/targets/local/instanceRows';
+import { describeWithEngine, startTestEngine, type TestEngine } from '../../support/containerEngine';
+import { ensureTestRuntimeImage } from '../../support/runtimeImage';
+import { testConfig, testDb, testEnv, testSecretBox, testTemporalClient } from '../../support/env';
+import { createDeployment, type RevisionOptions } from '../activities/pipelineFixtures';
+
+// The first run on a machine builds the offline base and the runtime image.
+jest.setTimeout(300_000);
+
+const FIXTURE = path.join(__dirname, '..', '..', 'fixtures', 'apps', 'hostile-tenant');
+
+/** The fixture repo on the runtime image: the runtime serving its graph, or (secret PROBES=1) its probe server. */
+async function ensureFixtureImage(test: TestEngine): Promise<string> {
+  const runtime = await ensureTestRuntimeImage(test.engine);
+  const fixtureHash = crypto.createHash('sha256');
+  for (const file of fs.readdirSync(FIXTURE, { recursive: true, encoding: 'utf8' }).sort()) {
+    const full = path.join(FIXTURE, file);
+    if (fs.statSync(full).isFile()) fixtureHash.update(file).update(fs.readFileSync(full));
+  }
+  const ref = `localhost/graphx-test-hostile:${runtime.contentHash.slice(0, 12)}-${fixtureHash.digest('hex').slice(0, 12)}`;
+  if (await test.engine.inspectImage(ref)) return ref;
+  const context = fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-hostile-'));
+  try {
+    fs.cpSync(FIXTURE, path.join(context, 'app'), { recursive: true });
+    fs.writeFileSync(
+      path.join(context, 'Dockerfile'),
+      [
+        `FROM ${runtime.ref}`,
+        'COPY app /app',
+        // The graph imports @langchain/*: the runtime's own packages stand in for an install step.
+        'RUN ln -s /opt/graphx/node_modules /app/node_modules',
+        'CMD ["sh", "-c", "if [ \\"$PROBES\\" = 1 ]; then exec node /app/probes.mjs; else exec node /opt/graphx/bin/graphx.js runtime; fi"]',
+        '',
+      ].join('\n'),
+    );
+    await test.engine.buildImage({ contextDir: context, tag: ref });
+    return ref;
+  } finally {
+    fs.rmSync(context, { recursive: true, force: true });
+  }
+}
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+const answers = async (url: string) => {
+  try {
+    return (await fetch(url, { signal: AbortSignal.timeout(5000) })).status === 200;
+  } catch {
+    return false;
+  }
+};
+
+describeWithEngine('ContainerTarget (real podman, real PostgreSQL, runtime image)', () => {
+  let test: TestEngine;
+  let image: string;
+  const config = testConfig();
+  const db = testDb();
+  const secretBox = testSecretBox(config);
+  let target: ContainerTarget;
+  let closeGateway: () => Promise<void>;
+  let api: http.Server;
+  let temporal: Awaited<ReturnType<typeof testTemporalClient>>;
+
+  beforeAll(async () => {
+    test = await startTestEngine();
+    image = await ensureFixtureImage(test);
+    target = new ContainerTarget({
+      config,
+      db,
+      secretBox,
+      engine: test.engine,
+      timings: { healthTimeoutMs: 60_000, routeSettleMs: 700, drainTimeoutMs: 5_000 },
+    });
+    closeGateway = await target.startGateway();
+    temporal = await testTemporalClient();
+    api = http.createServer(createApp({ config, db, secretBox, temporal }).callback());
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    target.setControlPlaneUrl(`http://127.0.0.1:${(api.address() as AddressInfo).port}`);
+  });
+
+  afterAll(async () => {
+    await target?.stopAll(1000);
+    await closeGateway?.();
+    api?.closeAllConnections();
+    await new Promise((resolve) => api?.close(resolve));
+    await temporal?.connection.close();
+    await db.destroy();
+  });
+
+  const deploy = async (options: RevisionOptions) => {
+    const deployment = await createDeployment(db, secretBox, options);
+    await ensureDeploymentDatabase(db, secretBox, deployment.deploymentId);
+    await db('revisions').where({ id: deployment.revisionId }).update({ image_ref: image });
+    const url = await target.rollout(await loadRevisionSpec(db, secretBox, deployment.revisionId));
+    return { ...deployment, url };
+  };
+  const inspect = (id: string) => new Docker({ socketPath: test.service.socketPath }).getContainer(containerName(id)).inspect();
+
+  describe('the runtime serving a revision image', () => {
+    let app: Awaited<ReturnType<typeof deploy>>;
+    // The worker that restarted: its socket forwarders replaced the first target's (as after a real restart).
+    let restarted: ContainerTarget | undefined;
+    afterAll(() => (restarted as unknown as { instances?: { close: () => void } } | undefined)?.instances?.close());
+    beforeAll(async () => {
+      app = await deploy({ resourceSpec: { min_scale: 2, cpu: 0.25, cpu_limit: 0.5, memory_mb: 128, memory_limit_mb: 256 } });
+    });
+
+    it('answers through the gateway from min_scale containers, each confined as the issue lists', async () => {
+      expect(await answers(`${app.url}/ok`)).toBe(true);
+      const rows = await liveInstances(db, app.deploymentId);
+      expect(rows.map((row) => row.status)).toEqual(['serving', 'serving']);
+      for (const row of rows) {
+        const info = await inspect(row.id);
+        expect(info.State.Running).toBe(true);
+        expect(info.Config.User).toBe('10001:10001');
+        expect(info.HostConfig).toMatchObject({
+          ReadonlyRootfs: true,
+          Memory: 256 * 1024 * 1024,
+          MemoryReservation: 128 * 1024 * 1024,
+          NanoCpus: 0.5e9,
+          PidsLimit: PIDS_LIMIT,
+          SecurityOpt: expect.arrayContaining(['no-new-privileges']),
+        });
+        expect(info.HostConfig.CapDrop?.length).toBeGreaterThan(10);
+        expect(info.HostConfig.NetworkMode).not.toBe('host');
+        expect(Object.values(info.HostConfig.PortBindings ?? {}).flat()).toEqual([
+          { HostIp: '127.0.0.1', HostPort: String(row.port) },
+        ]);
+      }
+    });
+
+    it('a new ContainerTarget (a restarted worker) adopts the running containers instead of starting others', async () => {
+      const before = (await liveInstances(db, app.deploymentId)).map((row) => row.id);
+      restarted = new ContainerTarget({ ...target.options });
+      restarted.setControlPlaneUrl(`http://127.0.0.1:${(api.address() as AddressInfo).port}`);
+      await restarted.restoreActiveInstances();
+      expect((await liveInstances(db, app.deploymentId)).map((row) => row.id)).toEqual(before);
+      expect(await answers(`${app.url}/ok`)).toBe(true);
+      // The restarted target now supervises them: a container killed under it is replaced.
+      const [victim] = before;
+      await test.engine.stopContainer(containerName(victim as string), 0);
+      await waitUntil(async () => {
+        const live = await liveInstances(db, app.deploymentId);
+        return !live.some((row) => row.id === victim) && live.filter((row) => row.status === 'serving').length === 2;
+      });
+      const logs = await db('app_logs').where({ deployment_id: app.deploymentId }).pluck('message');
+      expect(logs).toEqual(
+        expect.arrayContaining([expect.stringMatching(/(exited \(code \d+\)|killed \(SIGKILL\)).*; starting a replacement/)]),
+      );
+      expect(await answers(`${app.url}/ok`)).toBe(true);
+    });
+
+    it('runs a graph for a tenant key after the restart: key checked by the control plane, checkpoint written, over sockets', async () => {
+      const run = (apiKey: string) =>
+        fetch(`${app.url}/runs/wait`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
+          body: JSON.stringify({ assistant_id: 'agent', input: { messages: [{ role: 'user', content: 'ping' }] } }),
+        });
+      const response = await run(app.apiKey);
+      expect(response.status).toBe(200);
+      expect(JSON.stringify(await response.json())).toContain('pong');
+      expect((await run('lsv2_not_a_key')).status).toBe(401);
+    });
+
+    it("the app's output reaches the app logs", async () => {
+      await waitUntil(async () =>
+        (await db('app_logs').where({ deployment_id: app.deploymentId }).pluck('message')).some((m) =>
+          /listening|Serving|8000/i.test(m),
+        ),
+      );
+    });
+  });
+
+  describe('a hostile tenant app (probes), each attempt denied or contained', () => {
+    let app: Awaited<ReturnType<typeof deploy>>;
+    let other: Awaited<ReturnType<typeof deploy>>;
+    const probe = async (name: string, query: Record<string, string> = {}) => {
+      const response = await fetch(`${app.url}/probe/${name}?${new URLSearchParams(query).toString()}`);
+      expect(response.status).toBe(200);
+      return (await response.json()) as { reached: boolean; detail: unknown };
+    };
+
+    beforeAll(async () => {
+      const options = { secrets: [{ name: 'PROBES', value: '1' }], resourceSpec: { memory_limit_mb: 128 } };
+      [app, other] = await Promise.all([deploy(options), deploy(options)]);
+    });
+
+    it('cannot read the data dir secret-key and api-key', async () => {
+      expect(await probe('secret-files', { dataDir: config.dataDir })).toMatchObject({ reached: false });
+    });
+
+    it('sees no other process environment in /proc', async () => {
+      const result = await probe('environ');
+      expect(result).toMatchObject({ reached: false, detail: { foreign: [], ownHasToken: true } });
+    });
+
+    it("cannot reach another deployment's database with its own role, or with the other's role name", async () => {
+      const result = await probe('other-database', { database: deploymentDatabaseName(other.deploymentId) });
+      expect(result.reached).toBe(false);
+      expect(JSON.stringify(result.detail)).toMatch(/may connect only as role/);
+    });
+
+    it('cannot reach the control-plane database: not through its socket, not over TCP to the host', async () => {
+      const port = new URL(testEnv.databaseUrl()).port || '5432';
+      const result = await probe('control-database', { database: process.env.GRAPHX_TEST_DATABASE_NAME as string, port });
+      expect(result).toMatchObject({ reached: false });
+    });
+
+    it('reaches the control plane only through its socket, and there only the internal API', async () => {
+      const port = String((api.address() as AddressInfo).port);
+      expect(await probe('control-plane', { port })).toEqual({
+        reached: false,
+        detail: { direct: [null, null], publicApi: 403 },
+      });
+    });
+
+    it('cannot reach the Temporal frontend', async () => {
+      const port = testEnv.temporalAddress().split(':')[1] as string;
+      expect(await probe('temporal', { port })).toMatchObject({ reached: false });
+    });
+
+    it('cannot write outside /tmp', async () => {
+      expect(await probe('write-outside')).toMatchObject({ reached: false, detail: { written: [], tmp: true } });
+    });
+
+    it('cannot fork without bound: the pids limit stops it and the app keeps serving', async () => {
+      const result = (await probe('fork')) as { reached: boolean; detail: { started: number } };
+      expect(result.reached).toBe(false);
+      expect(result.detail.started).toBeLessThan(PIDS_LIMIT);
+      expect(await answers(`${app.url}/ok`)).toBe(true);
+    });
+
+    it('allocating past memory_limit_mb is an OOM kill, visible in the app logs, and the instance is replaced', async () => {
+      const [before] = await liveInstances(db, app.deploymentId);
+      // POST: the gateway retries an idempotent request cut by the kill on the replacement, which would die too.
+      const allocate = fetch(`${app.url}/probe/memory`, { method: 'POST' }).then((response) => response.status);
+      await expect(allocate).resolves.not.toBe(200);
+      await waitUntil(async () =>
+        (await db('app_logs').where({ deployment_id: app.deploymentId }).pluck('message')).some((m) =>
+          m.includes('out of memory'),
+        ),
+      ).catch(async (error) => {
+        const logs = await db('app_logs').where({ deployment_id: app.deploymentId }).pluck('message');
+        const live = await liveInstances(db, app.deploymentId);
+        throw new Error(`${(error as Error).message}: ${JSON.stringify({ logs, live })}`);
+      });
+      await waitUntil(async () => {
+        const live = await liveInstances(db, app.deploymentId);
+        return live.length === 1 && live[0]?.id !== before?.id && live[0]?.status === 'serving';
+      });
+      expect(await answers(`${app.url}/ok`)).toBe(true);
+    });
+  });
+});
