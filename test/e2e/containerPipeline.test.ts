@@ -14,8 +14,8 @@ import { describeWithEngine, startTestEngine, type TestEngine } from '../support
 import { createGitRepo, type GitRepo } from '../support/gitRepos';
 import { codehostDeployment, readSse, startPipelineStack, type PipelineStack } from '../support/pipelineStack';
 import { startRegistry, type TestRegistry } from '../support/registry';
+import { ensureTestRuntimeImage, IMAGE_BUILD_HOOK_MS } from '../support/runtimeImage';
 
-// The first run on a machine builds the offline base and the runtime image.
 jest.setTimeout(600_000);
 
 const FIXTURE = path.resolve(__dirname, '..', 'fixtures', 'apps', 'pipeline-echo');
@@ -39,8 +39,10 @@ describeWithEngine('deployments built into images and run as containers (GRAPHX_
 
   beforeAll(async () => {
     engine = await startTestEngine();
+    // Built here, with time for a machine's first build; the stacks below then find them by content hash.
+    await ensureTestRuntimeImage(engine.engine);
     registry = await startRegistry(true);
-  });
+  }, IMAGE_BUILD_HOOK_MS);
   afterAll(async () => {
     await registry?.stop();
   });

@@ -38,7 +38,10 @@ export async function startPipelineStack(
 ): Promise<PipelineStack> {
   const config = testConfig({ GRAPHX_BUILD_TIMEOUT_SECONDS: '300', ...options.env });
   shareBuildHome(config.dataDir);
-  const stack = await startStack(config, { worker: options.worker, workflowBundlePath: testEnv.workflowBundlePath() });
+  const starting = startStack(config, { worker: options.worker, workflowBundlePath: testEnv.workflowBundlePath() });
+  const stopLeftover = async () => (await starting.catch(() => null))?.stop();
+  openStacks().add(stopLeftover);
+  const stack = await starting;
   const { apiKey, tenantId } = await createTenant(stack.db, 'e2e');
   const api = async (method: string, urlPath: string, body?: unknown) => {
     const response = await fetch(`${stack.apiUrl}${urlPath}`, {
@@ -70,7 +73,20 @@ export async function startPipelineStack(
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   };
-  return { stack, apiKey, tenantId, dataDir: config.dataDir, config, api, waitForRevision, stop: () => stack.stop() };
+  const stop = async () => {
+    openStacks().delete(stopLeftover);
+    await stack.stop();
+  };
+  return { stack, apiKey, tenantId, dataDir: config.dataDir, config, api, waitForRevision, stop };
+}
+
+/**
+ * Stoppers of the stacks this test file started and has not stopped, on the file's global: the test environment
+ * (test/support/testEnvironment.js) runs what is left after the file's last hook.
+ */
+function openStacks(): Set<() => Promise<void>> {
+  const holder = globalThis as { __graphxOpenStacks?: Set<() => Promise<void>> };
+  return (holder.__graphxOpenStacks ??= new Set());
 }
 
 /** The request a CI job sends to deploy a repository. */

@@ -20,7 +20,7 @@ import { describeWithEngine, ensureBusyboxImage, startTestEngine, type TestEngin
 import { testEnv } from '../../support/env';
 import { createGitRepo, type GitRepo } from '../../support/gitRepos';
 import { startRegistry, type TestRegistry } from '../../support/registry';
-import { ensureTestRuntimeImage } from '../../support/runtimeImage';
+import { ensureTestRuntimeImage, IMAGE_BUILD_HOOK_MS } from '../../support/runtimeImage';
 import {
   activityEnv,
   createDeployment,
@@ -54,7 +54,7 @@ describeWithEngine('revision images (container runner build step)', () => {
       'src/typed.ts': "import { graph as echo } from './graph.js';\nexport const graph: typeof echo = echo;\n",
       'graphx.json': JSON.stringify({ graphs: { agent: './src/graph.js:graph', typed: './src/typed.ts:graph' } }),
     });
-  });
+  }, IMAGE_BUILD_HOOK_MS);
 
   afterAll(async () => {
     for (const name of containers) await test.engine.removeContainer(name);

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { projectRoot } from '../../../src/config';
 import { runtimePackageDirs, RUNTIME_UID } from '../../../src/containers/runtimeImage';
 import { describeWithEngine, startTestEngine, type TestEngine } from '../../support/containerEngine';
-import { ensureTestRuntimeImage } from '../../support/runtimeImage';
+import { ensureTestRuntimeImage, IMAGE_BUILD_HOOK_MS } from '../../support/runtimeImage';
 
 // The first run on a machine builds the offline base (mmdebstrap) and the runtime image.
 jest.setTimeout(600_000);
@@ -36,7 +36,7 @@ describeWithEngine('graphx-runtime image', () => {
     expect(second).toEqual({ ...first, built: false });
     const image = await test.engine.inspectImage(first.versionRef);
     expect(image?.labels['graphx.content-hash']).toBe(first.contentHash);
-  });
+  }, IMAGE_BUILD_HOOK_MS);
 
   it('runs as an unprivileged user with the host Node version, npm, yarn classic, pnpm, the host CA bundle and the runtime bundle', async () => {
     const { ref } = await ensureTestRuntimeImage(test.engine);

@@ -12,7 +12,7 @@ import { deploymentDatabaseName, ensureDeploymentDatabase } from '../../../src/p
 import { loadRevisionSpec } from '../../../src/pipeline/revisionSpec';
 import { liveInstances } from '../../../src/targets/local/instanceRows';
 import { describeWithEngine, startTestEngine, type TestEngine } from '../../support/containerEngine';
-import { ensureTestRuntimeImage } from '../../support/runtimeImage';
+import { ensureTestRuntimeImage, IMAGE_BUILD_HOOK_MS } from '../../support/runtimeImage';
 import { testConfig, testDb, testEnv, testSecretBox, testTemporalClient } from '../../support/env';
 import { createDeployment, type RevisionOptions } from '../activities/pipelineFixtures';
 
@@ -94,7 +94,7 @@ describeWithEngine('ContainerTarget (real podman, real PostgreSQL, runtime image
     api = http.createServer(createApp({ config, db, secretBox, temporal }).callback());
     await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
     target.setControlPlaneUrl(`http://127.0.0.1:${(api.address() as AddressInfo).port}`);
-  });
+  }, IMAGE_BUILD_HOOK_MS);
 
   afterAll(async () => {
     await target?.stopAll(1000);
