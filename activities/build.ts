@@ -10,7 +10,13 @@ import path from 'node:path';
 import { documentedKeys, missingEnvFileWarning, reviewConfigKeys } from '../src/runtime/configKeys';
 import { minimalPath } from '../src/os/processes';
 import { buildPaths, graphxConfigFile, isImageSource, type RevisionSpec } from '../src/pipeline/revisionSpec';
-import { buildRevisionImage, imageSourceNeedsContainers, pullRevisionImage } from './imageBuild';
+import {
+  buildRevisionImage,
+  imageSourceNeedsContainers,
+  pullRevisionImage,
+  redeployedImage,
+  reuseRedeployedImage,
+} from './imageBuild';
 import { cloneRevision } from './clone';
 import type { ActivityDeps } from './deps';
 import { dependencyCacheKey, restoreDependencies, saveDependencies } from './support/dependencyCache';
@@ -105,6 +111,8 @@ export function buildApplicationActivity(deps: ActivityDeps, load: SpecLoader) {
         if (!images) imageSourceNeedsContainers(spec);
         return pullRevisionImage({ ...deps, images }, spec, progress);
       }
+      const earlier = images ? await redeployedImage({ ...deps, images }, spec) : null;
+      if (images && earlier) return reuseRedeployedImage({ ...deps, images }, spec, earlier, progress);
       const { root, src } = buildPaths(deps.config.dataDir, revisionId);
       if (!fs.existsSync(src)) {
         // Another machine cloned it, or the data dir was wiped: clone the recorded commit again.

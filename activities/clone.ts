@@ -15,6 +15,7 @@ import { InputError } from '../src/errors';
 import { minimalPath } from '../src/os/processes';
 import { buildPaths, isImageSource, type RevisionSpec } from '../src/pipeline/revisionSpec';
 import type { ActivityDeps } from './deps';
+import { redeployedImage } from './imageBuild';
 import { cloneDestinationConfig } from './support/cloneDestination';
 import type { StepProgress } from './support/progress';
 import { runRevisionStep, type SpecLoader } from './support/revisionStep';
@@ -216,6 +217,15 @@ export function cloneRepositoryActivity(deps: ActivityDeps, load: SpecLoader) {
       if (isImageSource(spec)) {
         progress.setPhase('clone', `Nothing to clone: the revision runs image ${spec.imageUri ?? '(none)'}.`);
         return { repoCommitSha: null };
+      }
+      const earlier = deps.images ? await redeployedImage({ ...deps, images: deps.images }, spec) : null;
+      if (earlier) {
+        progress.setPhase(
+          'clone',
+          `Nothing to clone: this redeploy of revision ${earlier.revisionId} runs its image ${earlier.ref}, built from commit ${earlier.repoCommitSha}.`,
+        );
+        await new PipelineState(deps.db).recordCommitSha(revisionId, earlier.repoCommitSha);
+        return { repoCommitSha: earlier.repoCommitSha };
       }
       const sha = await cloneRevision(deps, spec, progress);
       await new PipelineState(deps.db).recordCommitSha(revisionId, sha);

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { ContainerEngineError } from '../src/containers/engine';
 import { ImagePullError, registryAuthFor, RevisionImages } from '../src/containers/revisionImages';
 import { PipelineState } from '../src/db/repositories/pipelineState';
-import { buildPaths, type RevisionSpec } from '../src/pipeline/revisionSpec';
+import { buildPaths, isImageSource, type RevisionSpec } from '../src/pipeline/revisionSpec';
 import { readRepoFile } from '../src/security/repoFile';
 import type { ActivityDeps } from './deps';
 import type { StepProgress } from './support/progress';
@@ -126,6 +126,55 @@ export async function pullRevisionImage(
   }
   await record(deps, spec, image, progress);
   progress.setPhase('done', `Pulled image ${image.ref} (${image.digest ?? 'no digest'}).`);
+}
+
+/** An earlier revision's built image that a redeploy runs again. */
+export interface RedeployedImage {
+  revisionId: string;
+  ref: string;
+  digest: string | null;
+  repoCommitSha: string;
+}
+
+/**
+ * The image a redeploy (rollback) runs: the earlier revision's built image, while the engine still holds it. A redeploy
+ * copies that revision's source config and secrets, so rebuilding could only differ where a rollback must not: a
+ * branch that moved on, a dependency range resolved anew. Null (clone and build as usual) otherwise.
+ */
+export async function redeployedImage(
+  deps: ActivityDeps & { images: RevisionImages },
+  spec: RevisionSpec,
+): Promise<RedeployedImage | null> {
+  if (!spec.redeployedFromRevisionId || isImageSource(spec)) return null;
+  const earlier = await deps
+    .db('revisions')
+    .where({ id: spec.redeployedFromRevisionId, deployment_id: spec.deploymentId })
+    .first('image_ref', 'image_digest', 'repo_commit_sha');
+  if (!earlier?.image_ref || !earlier.repo_commit_sha || !RevisionImages.isBuiltRef(earlier.image_ref)) return null;
+  if (!(await deps.images.engine.inspectImage(earlier.image_ref))) return null;
+  return {
+    revisionId: spec.redeployedFromRevisionId,
+    ref: earlier.image_ref,
+    digest: earlier.image_digest ?? null,
+    repoCommitSha: earlier.repo_commit_sha,
+  };
+}
+
+/**
+ * The build step of a redeploy: the earlier image gets this revision's tag (so deleting the deployment removes it like
+ * any built image) and is recorded with its digest; nothing is built.
+ */
+export async function reuseRedeployedImage(
+  deps: ActivityDeps & { images: RevisionImages },
+  spec: RevisionSpec,
+  earlier: RedeployedImage,
+  progress: StepProgress,
+): Promise<void> {
+  const tag = RevisionImages.tagFor(spec.deploymentId, spec.revisionId);
+  progress.setPhase('image', `Redeploy of revision ${earlier.revisionId}: reusing its image ${earlier.ref}`);
+  await deps.images.engine.tagImage(earlier.ref, tag);
+  await record(deps, spec, { ref: tag, digest: earlier.digest }, progress);
+  progress.setPhase('done', `Image ${earlier.ref} runs again as ${tag} (${earlier.digest ?? 'no digest'}); nothing was rebuilt.`);
 }
 
 /** Without the container runner an image source cannot run: say so instead of trying to clone. */

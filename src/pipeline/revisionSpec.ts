@@ -48,6 +48,8 @@ export interface RevisionSpec {
    * revision image (`codehost` in container mode). Null before the build step and for process-mode builds.
    */
   image: { ref: string; digest: string | null } | null;
+  /** The earlier revision a redeploy (rollback) copied; its image is reused when the engine still holds it. */
+  redeployedFromRevisionId?: string | null;
 }
 
 /** True for revisions that run a user's image instead of building a repository. */
@@ -99,6 +101,7 @@ export async function loadRevisionSpec(db: DbOrTx, secretBox: SecretBox, revisio
       'r.repo_commit_sha',
       'r.image_ref',
       'r.image_digest',
+      'r.redeployed_from_revision_id',
       'r.source',
       'd.name as deployment_name',
       'd.route_key',
@@ -124,6 +127,7 @@ export async function loadRevisionSpec(db: DbOrTx, secretBox: SecretBox, revisio
     repoCommitSha: row.repo_commit_sha,
     secrets: decryptSecrets(secretBox, row.secrets_encrypted),
     image: row.image_ref ? { ref: row.image_ref, digest: row.image_digest ?? null } : null,
+    redeployedFromRevisionId: row.redeployed_from_revision_id ?? null,
   };
 }
 

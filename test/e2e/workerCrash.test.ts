@@ -2,16 +2,15 @@
  * A worker killed with SIGKILL during BUILDING, and another during DEPLOYING: with a fresh worker process each time,
  * the revision still reaches DEPLOYED, with exactly one app instance and one database for the deployment.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
-import { testEnv } from '../support/env';
 import { createGitRepo } from '../support/gitRepos';
 import { codehostDeployment, readSse, startPipelineStack, type PipelineStack } from '../support/pipelineStack';
+import { killWorkerProcess, startWorkerProcess } from '../support/workerProcess';
 
-const root = path.resolve(__dirname, '..', '..');
 const FIXTURE = path.resolve(__dirname, '..', 'fixtures', 'apps', 'pipeline-echo');
 
 describe('pipeline survives worker crashes', () => {
@@ -28,35 +27,12 @@ describe('pipeline survives worker crashes', () => {
 
   /** `graphx worker` as its own process, sharing the stack's database, Temporal, data dir and secret key. */
   function startWorker(): ChildProcess {
-    const config = pipeline.stack;
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      // Host processes until the e2e pipeline runs in container mode (issue 10, build side).
-      GRAPHX_RUNNER: 'process',
-      DATABASE_URL: testEnv.databaseUrl(),
-      TEMPORAL_ADDRESS: testEnv.temporalAddress(),
-      GRAPHX_DATA_DIR: pipeline.dataDir,
-      GRAPHX_SECRET_KEY: pipeline.config.secretKey as string,
-      GRAPHX_PUBLIC_URL: config.apiUrl,
-      GRAPHX_GATEWAY_PORT: new URL(config.gatewayUrl).port,
-      GRAPHX_ALLOW_FILE_REPOS: '1',
-      GRAPHX_LOG_LEVEL: 'warn',
-    };
-    const worker = spawn(process.execPath, [path.join(root, 'bin', 'graphx.js'), 'worker'], {
-      cwd: root,
-      env,
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
+    const worker = startWorkerProcess(pipeline, { GRAPHX_RUNNER: 'process' });
     workers.push(worker);
     return worker;
   }
 
-  async function kill(worker: ChildProcess): Promise<void> {
-    const exited = new Promise((resolve) => worker.once('exit', resolve));
-    worker.kill('SIGKILL');
-    await exited;
-  }
+  const kill = killWorkerProcess;
 
   it('reaches DEPLOYED after SIGKILL in BUILDING and in DEPLOYING, with one app instance and one database', async () => {
     // An app that takes 4 s to load, so DEPLOYING lasts long enough to kill a worker in it.
@@ -196,25 +172,7 @@ describe('pipeline survives worker crashes', () => {
 
   it('deploys with builds on a build-only worker process and rollouts in the API process, as docker-compose runs them', async () => {
     const split = await startPipelineStack({ env: { GRAPHX_WORKER_QUEUES: 'control' } });
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      // Host processes until the e2e pipeline runs in container mode (issue 10, build side).
-      GRAPHX_RUNNER: 'process',
-      DATABASE_URL: testEnv.databaseUrl(),
-      TEMPORAL_ADDRESS: testEnv.temporalAddress(),
-      GRAPHX_DATA_DIR: split.dataDir,
-      GRAPHX_SECRET_KEY: split.config.secretKey as string,
-      GRAPHX_PUBLIC_URL: split.stack.apiUrl,
-      GRAPHX_ALLOW_FILE_REPOS: '1',
-      GRAPHX_WORKER_QUEUES: 'build',
-      GRAPHX_LOG_LEVEL: 'warn',
-    };
-    const builder = spawn(process.execPath, [path.join(root, 'bin', 'graphx.js'), 'worker'], {
-      cwd: root,
-      env,
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
+    const builder = startWorkerProcess(split, { GRAPHX_RUNNER: 'process', GRAPHX_WORKER_QUEUES: 'build' });
     workers.push(builder);
     try {
       const repo = createGitRepo(FIXTURE);
