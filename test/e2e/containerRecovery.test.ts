@@ -84,6 +84,17 @@ describeWithEngine(
       return (await readSse(response)).find((event) => event.event === 'updates')?.data;
     }
 
+    /** The revisions of the deployment's running containers, once only one runs (or after 30 s). */
+    async function runningRevisionsOnceSettled(deploymentId: string): Promise<string[]> {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const running = await runningContainersOf(deploymentId);
+        if (running.length <= 1 || Date.now() > deadline)
+          return running.map((container) => container.labels[LABELS.revision] as string);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }
+
     async function deleteAndWait(deploymentId: string) {
       expect((await pipeline.api('DELETE', `/v2/deployments/${deploymentId}`)).status).toBe(204);
       const deadline = Date.now() + 90_000;
@@ -118,8 +129,8 @@ describeWithEngine(
       expect(rollback.source_revision_config.repo_commit_sha).toBe(v2.source_revision_config.repo_commit_sha);
       expect(rollback.source_revision_config.image_digest).toBe(v2.source_revision_config.image_digest);
       expect(await answer(url, 'y')).toEqual({ respond: { echo: 'v2: y' } });
-      const running = await runningContainersOf(deploymentId);
-      expect(running.map((container) => container.labels[LABELS.revision])).toEqual([rollbackId]);
+      // The replaced revision's container drains after the route switch (which DEPLOYED comes with), then goes.
+      expect(await runningRevisionsOnceSettled(deploymentId)).toEqual([rollbackId]);
       await deleteAndWait(deploymentId);
       expect(await engine.engine.inspectImage(rollback.source_revision_config.image_ref)).toBeNull();
       expect(await engine.engine.inspectImage(v2.source_revision_config.image_ref)).toBeNull();
