@@ -105,7 +105,7 @@ describeWithEngine(
       expect(await runningContainersOf(deploymentId)).toEqual([]);
     }
 
-    it('redeploys an earlier revision as a new revision that runs the earlier revision’s image and serves it again', async () => {
+    it('redeploys an earlier revision as a new revision that runs the earlier revision’s image (not its moved branch) and serves it again', async () => {
       const created = await pipeline.api(
         'POST',
         '/v2/deployments',
@@ -114,6 +114,11 @@ describeWithEngine(
       expect(created.status).toBe(201);
       const deploymentId: string = created.body.id;
       const v2 = await expectDeployed(deploymentId, created.body.latest_revision_id);
+      // Branch v2 moves on after that revision was built: a rollback must not pick the new commit up.
+      const v2Graph = fs.readFileSync(path.join(repo.dir, 'src', 'graph.js'), 'utf8');
+      repo.checkout('v2');
+      repo.commit('v2 moves on', { 'src/graph.js': v2Graph.replace('`echo: ${', '`moved: ${') });
+      repo.checkout('main');
       const patched = await pipeline.api('PATCH', `/v2/deployments/${deploymentId}`, {
         source_revision_config: { repo_ref: 'main' },
       });
