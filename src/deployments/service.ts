@@ -193,7 +193,8 @@ export class DeploymentService {
       await deployments.update(deploymentId, { sourceConfig });
       const revisionConfig = { ...older.sourceRevisionConfig };
       delete revisionConfig.repo_commit_sha;
-      await this.addRevision(trx, deployment, sourceConfig, revisionConfig, this.decryptSecrets(older), older.id);
+      // The earlier revision's commit, not the tip its ref points at now: a rollback runs what ran before.
+      await this.addRevision(trx, deployment, sourceConfig, revisionConfig, this.decryptSecrets(older), older);
     });
     pokeOutboxRelays();
     return this.get(tenantId, deploymentId);
@@ -247,7 +248,7 @@ export class DeploymentService {
     sourceConfig: SourceConfig,
     revisionConfig: SourceRevisionConfig,
     secrets: Secret[],
-    redeployedFromRevisionId: string | null = null,
+    redeployedFrom: Pick<RevisionRecord, 'id' | 'repoCommitSha'> | null = null,
   ): Promise<RevisionRecord> {
     const revision = await new RevisionRepository(trx).insert({
       id: crypto.randomUUID(),
@@ -257,7 +258,8 @@ export class DeploymentService {
       sourceConfig,
       sourceRevisionConfig: revisionConfig,
       secretsEncrypted: this.deps.secretBox.encrypt(JSON.stringify(secrets)),
-      redeployedFromRevisionId,
+      redeployedFromRevisionId: redeployedFrom?.id ?? null,
+      repoCommitSha: redeployedFrom?.repoCommitSha ?? null,
     });
     await new DeploymentRepository(trx).update(deployment.id, { latestRevisionId: revision.id });
     const message: OutboxMessage = {

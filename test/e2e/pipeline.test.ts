@@ -290,9 +290,14 @@ describe('deployments from a git repository to a running app', () => {
     await pipeline.waitForRevision(created.body.id, revisionId, (status) => status === 'INTERRUPTED', 30_000);
   });
 
-  it('redeploys an older revision as a new revision with the older configuration, and serves it', async () => {
+  it('redeploys an older revision as a new revision with the older configuration and commit (not its branch’s new tip), and serves it', async () => {
     const deployment = await deployAndWait(codehostDeployment(newName('rollback'), repo.url, { repoRef: 'v2' }));
     const v2Revision = deployment.active_revision_id;
+    // Branch v2 moves on after that revision was built: the rollback must run the commit it ran, not the new tip.
+    repo.checkout('v2');
+    const v2Graph = fs.readFileSync(path.join(repo.dir, 'src', 'graph.js'), 'utf8');
+    repo.commit('v2 moves on', { 'src/graph.js': v2Graph.replace('`v2: ${', '`moved: ${') });
+    repo.checkout('main');
     const patched = await pipeline.api('PATCH', `/v2/deployments/${deployment.id}`, {
       source_revision_config: { repo_ref: 'main' },
     });
@@ -307,10 +312,18 @@ describe('deployments from a git repository to a running app', () => {
     expect(rollbackRevision).not.toBe(v2Revision);
     expect(redeployed.body.source_revision_config.repo_ref).toBe('v2');
     await pipeline.waitForRevision(deployment.id, rollbackRevision, settled);
-    expect((await revisionOf(deployment.id, rollbackRevision)).status).toBe('DEPLOYED');
+    const rollback = await revisionOf(deployment.id, rollbackRevision);
+    expect(rollback.status).toBe('DEPLOYED');
+    expect(rollback.source_revision_config.repo_commit_sha).toBe(
+      (await revisionOf(deployment.id, v2Revision)).source_revision_config.repo_commit_sha,
+    );
     expect((await streamRun(deployment.url, 'y')).find((event) => event.event === 'updates')?.data).toEqual({
       respond: { echo: 'v2: y' },
     });
+    // Later tests expect v2 to answer with v2: again.
+    repo.checkout('v2');
+    repo.commit('v2 answers with v2: again', { 'src/graph.js': v2Graph });
+    repo.checkout('main');
   });
 
   it('gives two tenants’ deployments of the same name different gateway URLs, each serving its own app', async () => {

@@ -93,6 +93,8 @@ export interface NewRevision {
   sourceRevisionConfig: SourceRevisionConfig;
   secretsEncrypted: string;
   redeployedFromRevisionId?: string | null;
+  /** A redeploy's: the commit its earlier revision was built from, which the clone fetches instead of the ref's tip. */
+  repoCommitSha?: string | null;
 }
 
 export interface LogLine {
@@ -122,6 +124,7 @@ export class RevisionRepository {
         source_revision_config: JSON.stringify(revision.sourceRevisionConfig),
         secrets_encrypted: revision.secretsEncrypted,
         redeployed_from_revision_id: revision.redeployedFromRevisionId ?? null,
+        repo_commit_sha: revision.repoCommitSha ?? null,
       })
       .returning('*');
     return toRevision(row);
