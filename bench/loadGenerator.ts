@@ -46,17 +46,20 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
       const sent = process.hrtime.bigint();
       const headers =
         spec.body === undefined ? spec.headers : { ...spec.headers, 'content-length': String(Buffer.byteLength(spec.body)) };
-      const request = http.request({ host: '127.0.0.1', port: spec.port, path, agent, method: spec.method, headers }, (response) => {
-        response.resume();
-        response.on('end', () => {
-          const now = Date.now();
-          if (now >= measureFrom && now < end) {
-            latencies.push(Number(process.hrtime.bigint() - sent) / 1e6);
-            if (response.statusCode !== 200) errors += 1;
-          }
-          resolve();
-        });
-      });
+      const request = http.request(
+        { host: '127.0.0.1', port: spec.port, path, agent, method: spec.method, headers },
+        (response) => {
+          response.resume();
+          response.on('end', () => {
+            const now = Date.now();
+            if (now >= measureFrom && now < end) {
+              latencies.push(Number(process.hrtime.bigint() - sent) / 1e6);
+              if (response.statusCode !== 200) errors += 1;
+            }
+            resolve();
+          });
+        },
+      );
       request.on('error', () => {
         errors += 1;
         resolve();

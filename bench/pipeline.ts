@@ -6,8 +6,9 @@
  *
  * Every measured run is a code-only change: a new commit that touches the graph's code, not the lock file, deployed
  * as a new deployment. A warm-up deployment first fills the caches (process: npm's cache in the build home;
- * container: the revision image's dependency layer, keyed by the lock file), so the runs measure "cached dependency
- * layer". Each run's deployment is deleted (outside the timed window) before the next starts: one app at a time.
+ * container: the revision image's dependency layer, keyed by the lock file) and stays deployed, so the runs measure
+ * "cached dependency layer". Each run's deployment but the last is deleted (outside the timed window) before the next
+ * starts.
  *
  * Prints, per runner: median create→DEPLOYED, the orchestration overhead (the pipeline's wall time minus the time
  * inside its activities, from the revision workflow's history), the time inside each activity, and the container
@@ -34,17 +35,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { loadConfig } from '../src/config';
+import { logger } from '../src/logger';
 import { RevisionImages } from '../src/containers/revisionImages';
 import { createDb } from '../src/db/knex';
 import { findFreePort } from '../src/net/ports';
 import { dropDeploymentDatabase } from '../src/pipeline/deploymentDatabase';
 import { startStack, type StackHandle } from '../src/stack';
-import { LABELS } from '../src/targets/container/containerInstances';
+import { containerName, LABELS } from '../src/targets/container/containerInstances';
 import { startTemporalDevServer, type TemporalDevServer } from '../src/temporal/devServer';
 import { revisionWorkflowId } from '../workflows/messages';
 import { startTestEngine, type TestEngine } from '../test/support/containerEngine';
 import { ensureTestRuntimeImage } from '../test/support/runtimeImage';
 import { measure } from './loadGenerator';
+import { treeCpuMs } from './runtimeProcess';
 import { createTenant } from './support';
 
 type Runner = 'process' | 'container';
@@ -199,7 +202,8 @@ async function measurePipeline(bench: BenchStack): Promise<{ results: RunResult[
   console.log(`[${bench.runner}] warm-up deployment (fills the dependency cache)…`);
   const warmup = await deployOnce(bench, 'warmup');
   console.log(`[${bench.runner}]   warm-up: create→DEPLOYED ${ms(warmup.observed)}`);
-  await deleteDeployment(bench, warmup.deploymentId);
+  // The warm-up stays deployed: its image holds the dependency layer. Deleting a deployment removes its images, and
+  // with them the engine's cached parent layers that no other image holds (see docs/decisions.md).
   const results: RunResult[] = [];
   let serving = '';
   for (let run = 1; run <= RUNS; run += 1) {
@@ -255,53 +259,73 @@ async function pipelineTimes(stack: StackHandle, revisionId: string, startedAt: 
 }
 
 /**
- * Where a container revision's time goes, from its log's timestamps: the image build (first to last build line),
- * and the rollout from its first line to DEPLOYED's (container start, health check, route switch). Empty for process.
+ * Where a container revision's time goes, from its log's timestamps (coarse: progress lines are written in batches,
+ * about once a second): clone (create to "Building image"), image build, container start (image built to "Started
+ * instance"), health (to "answers GET /ok"). Empty for the process runner.
  */
 async function logPhases(bench: BenchStack, deploymentId: string, revisionId: string): Promise<Record<string, number>> {
   if (bench.runner !== 'container') return {};
   const { body } = await bench.api('GET', `/v2/deployments/${deploymentId}/revisions/${revisionId}/logs?limit=1000`);
-  const lines = ((body.logs ?? []) as Array<{ message: string; timestamp?: string; created_at?: string }>)
-    .map((line) => ({ message: line.message, at: Date.parse(line.timestamp ?? line.created_at ?? '') }))
+  const lines = ((body.logs ?? []) as Array<{ message: string; timestamp: string }>)
+    .map((line) => ({ message: line.message, at: Date.parse(line.timestamp) }))
     .filter((line) => !Number.isNaN(line.at))
     .sort((a, b) => a.at - b.at);
   if (process.env.BENCH_PIPELINE_LOG) {
-    for (const line of lines) console.log(`    +${String(line.at - (lines[0]?.at ?? 0)).padStart(6)} ms  ${line.message.slice(0, 140)}`);
+    for (const line of lines)
+      console.log(`    +${String(line.at - (lines[0]?.at ?? 0)).padStart(6)} ms  ${line.message.slice(0, 140)}`);
   }
-  const first = (pattern: RegExp) => lines.find((line) => pattern.test(line.message))?.at;
-  const last = (pattern: RegExp) => [...lines].reverse().find((line) => pattern.test(line.message))?.at;
+  const at = (pattern: RegExp) => lines.find((line) => pattern.test(line.message))?.at;
+  const marks: Array<[string, number | undefined]> = [
+    ['clone', lines[0]?.at],
+    ['image', at(/^Building image/)],
+    ['start', at(/^Built image/)],
+    ['health', at(/^Started instance/)],
+    ['', at(/answers GET \/ok/)],
+  ];
   const phases: Record<string, number> = {};
-  const buildStart = first(/^Building image/);
-  const buildEnd = first(/^Built image/);
-  if (buildStart && buildEnd) phases.image = buildEnd - buildStart;
-  const installStep = first(/RUN .*(npm ci|npm install|yarn|pnpm)/);
-  const afterInstall = installStep ? lines.find((line) => line.at >= installStep && /^(STEP|COPY|-->)/.test(line.message) && !/RUN/.test(line.message))?.at : undefined;
-  if (installStep && afterInstall) phases.install = afterInstall - installStep;
-  const prepare = first(/runtime-prepare/);
-  if (prepare && buildEnd) phases.prepare = buildEnd - prepare;
-  const rolloutStart = buildEnd ? lines.find((line) => line.at > buildEnd)?.at : undefined;
-  const rolloutEnd = last(/./);
-  if (rolloutStart && rolloutEnd) phases.rollout = rolloutEnd - rolloutStart;
+  for (let index = 0; index + 1 < marks.length; index += 1) {
+    const [name, from] = marks[index]!;
+    const to = marks[index + 1]![1];
+    if (from !== undefined && to !== undefined) phases[name] = to - from;
+  }
   return phases;
 }
 
 const RUN_BODY = JSON.stringify({ assistant_id: 'agent', input: { input: 'hi' }, stream_mode: 'updates' });
 
-/** The port of the deployment's serving instance (the process's or the container's published port). */
-async function instancePort(bench: BenchStack, deploymentId: string): Promise<number> {
-  const row = await bench.stack.db('local_instances').where({ deployment_id: deploymentId, status: 'serving' }).first('port');
+/**
+ * The deployment's serving instance: its port (the process's, or the container's published port) and the host pid of
+ * its process tree (the process; for a container, its first process as the engine reports it).
+ */
+async function servingInstance(bench: BenchStack, deploymentId: string, engine: TestEngine | null) {
+  const row = await bench.stack
+    .db('local_instances')
+    .where({ deployment_id: deploymentId, status: 'serving' })
+    .first('id', 'port', 'pid');
   if (!row) throw new Error(`no serving instance of ${deploymentId}`);
-  return Number(row.port);
+  let pid = Number(row.pid);
+  if (bench.runner === 'container' && engine) {
+    const output = execFileSync('podman', ['inspect', '--format', '{{.State.Pid}}', containerName(row.id)], {
+      env: { PATH: process.env.PATH, ...engine.files.env },
+      encoding: 'utf8',
+    });
+    pid = Number(output.trim());
+  }
+  return { port: Number(row.port), pid };
 }
 
 /** Alternating rounds of the same load on each runner's instance: median runs/s per runner. */
-async function compareRuntime(targets: Array<{ runner: Runner; port: number; apiKey: string }>) {
+async function compareRuntime(targets: Array<{ runner: Runner; port: number; pid: number; apiKey: string }>) {
   const perRunner = new Map<Runner, number[]>(targets.map((target) => [target.runner, []]));
   const latency = new Map<Runner, number[]>(targets.map((target) => [target.runner, []]));
+  const appCpu = new Map<Runner, number[]>(targets.map((target) => [target.runner, []]));
+  const hostCpu = new Map<Runner, number[]>(targets.map((target) => [target.runner, []]));
   for (let round = 1; round <= RUNTIME_ROUNDS; round += 1) {
     // Alternate which runner goes first, so neither always follows the other's tail (GC, page cache).
     const order = round % 2 ? targets : [...targets].reverse();
     for (const target of order) {
+      const appBefore = treeCpuMs(target.pid);
+      const hostBefore = process.cpuUsage();
       const result = await measure({
         port: target.port,
         paths: ['/runs/stream'],
@@ -313,10 +337,19 @@ async function compareRuntime(targets: Array<{ runner: Runner; port: number; api
         durationMs: RUNTIME_SECONDS * 1000,
       });
       if (result.errors > 0) throw new Error(`${target.runner}: ${result.errors} failed runs in round ${round}`);
+      // CPU over the whole round (warm-up included), per run of the round: the app's process tree, and this process
+      // (the load generator's thread, the control plane the app reports to, the container's socket forwarders).
+      const runs = (result.requestsPerSecond * (RUNTIME_SECONDS * 1000 + 1000)) / 1000;
+      const host = process.cpuUsage(hostBefore);
+      const appPerRun = (treeCpuMs(target.pid) - appBefore) / runs;
+      const hostPerRun = (host.user + host.system) / 1000 / runs;
       perRunner.get(target.runner)!.push(result.requestsPerSecond);
       latency.get(target.runner)!.push(result.p50Ms);
+      appCpu.get(target.runner)!.push(appPerRun);
+      hostCpu.get(target.runner)!.push(hostPerRun);
       console.log(
-        `[runtime] round ${round} ${target.runner.padEnd(9)} ${result.requestsPerSecond.toFixed(1)} runs/s, p50 ${result.p50Ms.toFixed(1)} ms`,
+        `[runtime] round ${round} ${target.runner.padEnd(9)} ${result.requestsPerSecond.toFixed(1)} runs/s, p50 ${result.p50Ms.toFixed(1)} ms,` +
+          ` app CPU ${appPerRun.toFixed(2)} ms/run, bench+control plane CPU ${hostPerRun.toFixed(2)} ms/run`,
       );
     }
   }
@@ -324,6 +357,8 @@ async function compareRuntime(targets: Array<{ runner: Runner; port: number; api
     runner: target.runner,
     runsPerSecond: median(perRunner.get(target.runner)!),
     p50Ms: median(latency.get(target.runner)!),
+    appCpuMs: median(appCpu.get(target.runner)!),
+    hostCpuMs: median(hostCpu.get(target.runner)!),
   }));
 }
 
@@ -363,6 +398,8 @@ function podmanInstalled(): boolean {
 }
 
 export async function benchPipeline(): Promise<void> {
+  // Two stacks' request logs (the apps' run reports among them) would cost CPU the figures should not include.
+  logger.level = process.env.GRAPHX_LOG_LEVEL ?? 'warn';
   const runners = RUNNERS.filter((runner) => {
     if (runner === 'container' && !podmanInstalled()) {
       console.log('container runner skipped: podman is not installed');
@@ -396,13 +433,17 @@ export async function benchPipeline(): Promise<void> {
     console.log(
       `${'orchestration overhead'.padEnd(28)}${runners.map((r) => column(r, (rs) => median(rs.map((x) => x.overhead)))).join('')}   ≤ 300 ms`,
     );
-    const activityNames = [...new Set([...measured.values()].flatMap(({ results }) => results.flatMap((r) => Object.keys(r.perActivity))))];
+    const activityNames = [
+      ...new Set([...measured.values()].flatMap(({ results }) => results.flatMap((r) => Object.keys(r.perActivity)))),
+    ];
     for (const name of activityNames) {
       console.log(
         `${`  inside ${name}`.padEnd(28)}${runners.map((r) => column(r, (rs) => median(rs.map((x) => x.perActivity[name] ?? 0)))).join('')}`,
       );
     }
-    const phaseNames = [...new Set([...measured.values()].flatMap(({ results }) => results.flatMap((r) => Object.keys(r.phases))))];
+    const phaseNames = [
+      ...new Set([...measured.values()].flatMap(({ results }) => results.flatMap((r) => Object.keys(r.phases)))),
+    ];
     for (const name of phaseNames) {
       console.log(
         `${`  container ${name}`.padEnd(28)}${runners
@@ -414,11 +455,8 @@ export async function benchPipeline(): Promise<void> {
     if (benches.length === 2) {
       const targets = [];
       for (const bench of benches) {
-        targets.push({
-          runner: bench.runner,
-          port: await instancePort(bench, measured.get(bench.runner)!.serving),
-          apiKey: bench.apiKey,
-        });
+        const instance = await servingInstance(bench, measured.get(bench.runner)!.serving, engine);
+        targets.push({ runner: bench.runner, ...instance, apiKey: bench.apiKey });
       }
       console.log(
         `\nruntime: the same graph (pipeline-echo) as a host process vs in its container, POST /runs/stream on the instance's port,` +
@@ -427,7 +465,10 @@ export async function benchPipeline(): Promise<void> {
       const figures = await compareRuntime(targets);
       const byRunner = Object.fromEntries(figures.map((figure) => [figure.runner, figure]));
       for (const figure of figures) {
-        console.log(`  ${figure.runner.padEnd(10)} ${figure.runsPerSecond.toFixed(1).padStart(8)} runs/s (median)   p50 ${figure.p50Ms.toFixed(1)} ms`);
+        console.log(
+          `  ${figure.runner.padEnd(10)} ${figure.runsPerSecond.toFixed(1).padStart(8)} runs/s (median)   p50 ${figure.p50Ms.toFixed(1)} ms` +
+            `   app CPU ${figure.appCpuMs.toFixed(2)} ms/run   bench+control plane CPU ${figure.hostCpuMs.toFixed(2)} ms/run`,
+        );
       }
       const ratio = byRunner.container!.runsPerSecond / byRunner.process!.runsPerSecond;
       console.log(`  container / process   ${ratio.toFixed(3)}   (target ≥ 0.90)`);
