@@ -25,8 +25,9 @@
  * bench run's fresh data dir: minutes of mmdebstrap and copying that no deployment pays in steady state.
  *
  * BENCH_PIPELINE_RUNS (default 5) runs per runner; BENCH_PIPELINE_RUNNERS (default `process,container`);
- * BENCH_RUNTIME_ROUNDS (default 3) rounds per runner of BENCH_RUNTIME_SECONDS (default 5) at
- * BENCH_RUNTIME_CONNECTIONS (default 8). Prints figures; asserts nothing.
+ * BENCH_MEMORY_LIMIT_MB sets resource_spec.memory_limit_mb of every deployment; BENCH_RUNTIME_WARMUP_SECONDS (default
+ * 10) of load on each instance first, then BENCH_RUNTIME_ROUNDS (default 5) rounds per runner of BENCH_RUNTIME_SECONDS
+ * (default 5) at BENCH_RUNTIME_CONNECTIONS (default 8). Prints figures; asserts nothing.
  */
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -56,9 +57,10 @@ const ROOT = path.resolve(__dirname, '..');
 const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'apps', 'pipeline-echo');
 const RUNS = Number(process.env.BENCH_PIPELINE_RUNS ?? 5);
 const RUNNERS = (process.env.BENCH_PIPELINE_RUNNERS ?? 'process,container').split(',') as Runner[];
-const RUNTIME_ROUNDS = Number(process.env.BENCH_RUNTIME_ROUNDS ?? 3);
+const RUNTIME_ROUNDS = Number(process.env.BENCH_RUNTIME_ROUNDS ?? 5);
 const RUNTIME_SECONDS = Number(process.env.BENCH_RUNTIME_SECONDS ?? 5);
 const RUNTIME_CONNECTIONS = Number(process.env.BENCH_RUNTIME_CONNECTIONS ?? 8);
+const RUNTIME_WARMUP_SECONDS = Number(process.env.BENCH_RUNTIME_WARMUP_SECONDS ?? 10);
 const ADMIN_URL = process.env.GRAPHX_BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DELETE_TIMEOUT_MS = 120_000;
 const DEPLOY_TIMEOUT_MS = 600_000;
@@ -165,8 +167,13 @@ async function deployOnce(bench: BenchStack, label: string): Promise<RunResult &
   const created = await bench.api('POST', '/v2/deployments', {
     name: `bench-${label}-${crypto.randomBytes(3).toString('hex')}`,
     source: 'codehost',
-    source_config: { repo_url: bench.repo.url },
     source_revision_config: { repo_ref: 'main' },
+    source_config: {
+      repo_url: bench.repo.url,
+      ...(process.env.BENCH_MEMORY_LIMIT_MB
+        ? { resource_spec: { memory_limit_mb: Number(process.env.BENCH_MEMORY_LIMIT_MB) } }
+        : {}),
+    },
     secrets: [],
   });
   if (created.status !== 201) throw new Error(`create failed (${created.status}): ${JSON.stringify(created.body)}`);
@@ -320,22 +327,27 @@ async function compareRuntime(targets: Array<{ runner: Runner; port: number; pid
   const latency = new Map<Runner, number[]>(targets.map((target) => [target.runner, []]));
   const appCpu = new Map<Runner, number[]>(targets.map((target) => [target.runner, []]));
   const hostCpu = new Map<Runner, number[]>(targets.map((target) => [target.runner, []]));
+  const load = (port: number, apiKey: string, warmupMs: number, durationMs: number) =>
+    measure({
+      port,
+      paths: ['/runs/stream'],
+      method: 'POST',
+      body: RUN_BODY,
+      headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
+      connections: RUNTIME_CONNECTIONS,
+      warmupMs,
+      durationMs,
+    });
+  // A freshly started instance gets faster for many seconds (V8 optimising the graph library's hot paths): both are
+  // warmed before any round counts.
+  for (const target of targets) await load(target.port, target.apiKey, 0, RUNTIME_WARMUP_SECONDS * 1000);
   for (let round = 1; round <= RUNTIME_ROUNDS; round += 1) {
     // Alternate which runner goes first, so neither always follows the other's tail (GC, page cache).
     const order = round % 2 ? targets : [...targets].reverse();
     for (const target of order) {
       const appBefore = treeCpuMs(target.pid);
       const hostBefore = process.cpuUsage();
-      const result = await measure({
-        port: target.port,
-        paths: ['/runs/stream'],
-        method: 'POST',
-        body: RUN_BODY,
-        headers: { 'content-type': 'application/json', 'x-api-key': target.apiKey },
-        connections: RUNTIME_CONNECTIONS,
-        warmupMs: 1000,
-        durationMs: RUNTIME_SECONDS * 1000,
-      });
+      const result = await load(target.port, target.apiKey, 1000, RUNTIME_SECONDS * 1000);
       if (result.errors > 0) throw new Error(`${target.runner}: ${result.errors} failed runs in round ${round}`);
       // CPU over the whole round (warm-up included), per run of the round: the app's process tree, and this process
       // (the load generator's thread, the control plane the app reports to, the container's socket forwarders).
@@ -460,7 +472,7 @@ export async function benchPipeline(): Promise<void> {
       }
       console.log(
         `\nruntime: the same graph (pipeline-echo) as a host process vs in its container, POST /runs/stream on the instance's port,` +
-          ` ${RUNTIME_CONNECTIONS} connections, ${RUNTIME_ROUNDS} alternating rounds of ${RUNTIME_SECONDS} s`,
+          ` ${RUNTIME_CONNECTIONS} connections, ${RUNTIME_WARMUP_SECONDS} s warm-up each, then ${RUNTIME_ROUNDS} alternating rounds of ${RUNTIME_SECONDS} s`,
       );
       const figures = await compareRuntime(targets);
       const byRunner = Object.fromEntries(figures.map((figure) => [figure.runner, figure]));
