@@ -36,7 +36,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { loadConfig } from '../src/config';
-import { logger } from '../src/logger';
+import { applyLogLevel } from '../src/logger';
 import { RevisionImages } from '../src/containers/revisionImages';
 import { createDb } from '../src/db/knex';
 import { findFreePort } from '../src/net/ports';
@@ -146,6 +146,8 @@ async function startBenchStack(runner: Runner, engine: TestEngine | null): Promi
       ...(engine ? { GRAPHX_CONTAINER_SOCKET: engine.service.socketPath, GRAPHX_RUNTIME_BASE_IMAGE: 'offline' } : {}),
     },
   );
+  // Two stacks' request logs (the apps' run reports among them) would cost CPU the figures should not include.
+  applyLogLevel(config);
   const stack = await startStack(config);
   const { apiKey } = await createTenant(stack.db);
   const api = async (method: string, urlPath: string, body?: unknown) => {
@@ -410,8 +412,6 @@ function podmanInstalled(): boolean {
 }
 
 export async function benchPipeline(): Promise<void> {
-  // Two stacks' request logs (the apps' run reports among them) would cost CPU the figures should not include.
-  logger.level = process.env.GRAPHX_LOG_LEVEL ?? 'warn';
   const runners = RUNNERS.filter((runner) => {
     if (runner === 'container' && !podmanInstalled()) {
       console.log('container runner skipped: podman is not installed');
