@@ -22,6 +22,17 @@ export interface BuildImageOptions {
   onOutput?: (line: string) => void;
   /** Aborting ends the build request; the engine stops the build. */
   signal?: AbortSignal;
+  /** Only these entries of `contextDir` are sent (default: all). */
+  include?: string[];
+  /**
+   * The RUN steps' network: `none` (loopback only) or `bridge` (the engine's NATed bridge: the internet, not the
+   * host's loopback). Unset: the engine's default, which for podman's compat API is the host's own network.
+   */
+  network?: 'none' | 'bridge';
+  /** Memory limit of each RUN step (swap included: no paging past it). */
+  memoryMb?: number;
+  /** cgroup the RUN steps are created under (cgroupfs path), e.g. one whose pids.max bounds the build. */
+  cgroupParent?: string;
 }
 
 export interface RegistryAuth {

@@ -8,6 +8,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ContainerEngineError, type ContainerEngine, type ImageInfo, type RegistryAuth } from './engine';
+import { createBuildCgroup } from './buildCgroup';
 import { buildIdLine, killBuildSteps } from './buildSteps';
 import { APP_DIR, BERRY_BIN, RUNTIME_HOME, RUNTIME_UID } from './runtimeImage';
 import { linkTree } from '../os/linkTree';
@@ -61,30 +62,49 @@ const STOP_LOOK_MS = 30_000;
 /** Where the build's secrets file is mounted in RUN steps (never copied into a layer). */
 const BUILD_ENV_MOUNT = '/run/graphx/build.env';
 
+/** The two Dockerfiles of a revision image (see revisionDockerfiles). */
+export interface RevisionDockerfiles {
+  /** The dependency image: the install step, the only one with network (to the package registries). Null: none. */
+  dependencies: string | null;
+  /** The revision image, `FROM` the dependency image (or the runtime image); its RUN steps have no network. */
+  image: string;
+}
+
 /**
- * The Dockerfile of a revision image. Layers, from least to most often changed: the lock-file install (its context
+ * The Dockerfiles of a revision image. Layers, from least to most often changed: the lock-file install (its context
  * holds only the package manifests and lock files, so a code-only change finds it cached), the repository, the build
- * command, the user's `dockerfile_lines`, the compilation of TypeScript graphs. Secrets reach install and build steps as a file bind-mounted from the
- * context for that RUN only: no value is in a layer, an `ENV` or the image history.
+ * command, the user's `dockerfile_lines`, the compilation of TypeScript graphs. The install is built first, as an
+ * image of its own, because it is the one step that needs the network: the engine sets a build's network for all of
+ * its RUN steps (`RUN --network` is not in podman 4.3), so the rest is a second build without any. Secrets reach
+ * install and build steps as a file bind-mounted from the context for that RUN only: no value is in a layer, an
+ * `ENV` or the image history.
  */
-export function revisionDockerfile(input: RevisionDockerfileInput): string {
+export function revisionDockerfiles(input: RevisionDockerfileInput & { dependencyImage?: string }): RevisionDockerfiles {
   const appDir = path.posix.join(APP_DIR, input.appSubdir);
   const user = `${RUNTIME_UID}:${RUNTIME_UID}`;
   const run = (command: string) =>
     `RUN --mount=type=bind,source=graphx/build.env,target=${BUILD_ENV_MOUNT} ` +
     JSON.stringify(['/bin/sh', '-c', `set -a && . ${BUILD_ENV_MOUNT} && set +a && ${command}`]);
-  const lines = [
-    `FROM ${input.runtimeImage}`,
+  const header = (from: string) => [
+    `FROM ${from}`,
     `USER ${user}`,
     `ENV GRAPHX_CONFIG_PATH=${path.posix.join(APP_DIR, input.configPath)}`,
     ...(input.yarnBerry ? [`ENV PATH=${BERRY_BIN}:$PATH`] : []),
     `WORKDIR ${appDir}`,
   ];
+  let dependencies: string[] | null = null;
   if (input.lockInstall) {
-    lines.push(`COPY --chown=${user} deps/ ${APP_DIR}/`, run(input.lockInstall));
+    dependencies = [...header(input.runtimeImage), `COPY --chown=${user} deps/ ${APP_DIR}/`, run(input.lockInstall), ''];
+  } else if (input.customInstall) {
+    // install_command may read any file: it runs on the whole repository.
+    dependencies = [...header(input.runtimeImage), `COPY --chown=${user} repo/ ${APP_DIR}/`, run(input.customInstall), ''];
   }
-  lines.push(`COPY --chown=${user} repo/ ${APP_DIR}/`);
-  if (input.customInstall) lines.push(run(input.customInstall));
+  const lines = [
+    ...(dependencies
+      ? [`FROM ${input.dependencyImage ?? DEPENDENCY_IMAGE_PLACEHOLDER}`, `USER ${user}`, `WORKDIR ${appDir}`]
+      : header(input.runtimeImage)),
+    `COPY --chown=${user} repo/ ${APP_DIR}/`,
+  ];
   if (input.buildCommand) lines.push(run(input.buildCommand));
   lines.push(
     ...input.dockerfileLines,
@@ -94,8 +114,11 @@ export function revisionDockerfile(input: RevisionDockerfileInput): string {
     `RUN ["node", "${RUNTIME_HOME}/bin/graphx.js", "runtime-prepare"]`,
     '',
   );
-  return lines.join('\n');
+  return { dependencies: dependencies?.join('\n') ?? null, image: lines.join('\n') };
 }
+
+/** What the revision image's FROM names until the dependency image is built. */
+const DEPENDENCY_IMAGE_PLACEHOLDER = '<dependency image>';
 
 /** `export NAME='value'` lines for sh; names that are not shell variable names are left out. */
 export function buildEnvFile(secrets: Array<{ name: string; value: string }>): string {
@@ -119,12 +142,26 @@ export interface BuildRevisionImageOptions {
   signal?: AbortSignal;
 }
 
+/** What one revision build may use. */
+export interface BuildLimits {
+  /** Memory of each RUN step, swap included (GRAPHX_BUILD_MEMORY_MB). */
+  memoryMb: number;
+  /** Processes and threads of all of a build's steps together. */
+  pidsLimit: number;
+}
+
+/** A build's process limit: room for npm/yarn/pnpm workers and a parallel compiler, not for a fork bomb. */
+export const BUILD_PIDS_LIMIT = 512;
+
+export const DEFAULT_BUILD_LIMITS: BuildLimits = { memoryMb: 2048, pidsLimit: BUILD_PIDS_LIMIT };
+
 /** Builds and pulls revision images through one engine, on one runtime image. */
 export class RevisionImages {
   constructor(
     readonly engine: ContainerEngine,
     /** The hash-tagged runtime image every revision image starts `FROM`. */
     readonly runtimeImageRef: string,
+    readonly limits: BuildLimits = DEFAULT_BUILD_LIMITS,
   ) {}
 
   /** True for the images graphx built (the ones a deployment's deletion may remove; a pulled image_uri may be shared). */
@@ -175,17 +212,44 @@ export class RevisionImages {
         look();
       };
       options.signal?.addEventListener('abort', stopSteps, { once: true });
-      fs.writeFileSync(
-        path.join(context, 'Dockerfile'),
-        revisionDockerfile({ ...options.dockerfile, runtimeImage: this.runtimeImageRef }),
-      );
-      const image = await this.engine.buildImage({
+      const cgroup = createBuildCgroup(buildId, this.limits.pidsLimit);
+      if (cgroup.unavailable) options.onOutput?.(`No process limit on this build: ${cgroup.unavailable}`);
+      const dependencyImage = `${options.tag}-deps`;
+      const dockerfiles = revisionDockerfiles({ ...options.dockerfile, runtimeImage: this.runtimeImageRef, dependencyImage });
+      const common = {
         contextDir: context,
-        tag: options.tag,
         labels: options.labels,
         onOutput: options.onOutput,
         signal: options.signal,
-      });
+        memoryMb: this.limits.memoryMb,
+        cgroupParent: cgroup.cgroupParent ?? undefined,
+      };
+      let image: ImageInfo;
+      try {
+        if (dockerfiles.dependencies) {
+          fs.writeFileSync(path.join(context, 'Dockerfile.deps'), dockerfiles.dependencies);
+          // The install reaches the package registries through the engine's bridge (the internet, never the host's
+          // loopback services); only the files it reads are sent.
+          await this.engine.buildImage({
+            ...common,
+            tag: dependencyImage,
+            dockerfile: 'Dockerfile.deps',
+            include: ['Dockerfile.deps', 'graphx', options.dockerfile.lockInstall ? 'deps' : 'repo'],
+            network: 'bridge',
+          });
+        }
+        fs.writeFileSync(path.join(context, 'Dockerfile'), dockerfiles.image);
+        image = await this.engine.buildImage({
+          ...common,
+          tag: options.tag,
+          include: ['Dockerfile', 'graphx', 'repo'],
+          network: 'none',
+        });
+      } finally {
+        cgroup.release();
+        // Its layers stay under the revision image; only the name goes.
+        if (dockerfiles.dependencies) await this.engine.removeImage(dependencyImage).catch(() => undefined);
+      }
       return { ref: options.tag, digest: digestOf(image, options.tag) };
     } finally {
       fs.rmSync(context, { recursive: true, force: true });
