@@ -49,6 +49,15 @@ export class DockerEngine implements ContainerEngine {
     }
   }
 
+  async cgroupDriver(): Promise<string | null> {
+    try {
+      const info = (await this.docker.info()) as { CgroupDriver?: string };
+      return info.CgroupDriver ?? null;
+    } catch (error) {
+      throw engineError('info', error);
+    }
+  }
+
   async inspectImage(ref: string): Promise<ImageInfo | null> {
     try {
       const info = await this.docker.getImage(ref).inspect();

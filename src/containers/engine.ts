@@ -98,6 +98,8 @@ export interface ContainerInfo {
 export interface ContainerEngine {
   /** Resolves when the engine answers; rejects with a message naming the socket otherwise. */
   ping(): Promise<void>;
+  /** How the engine places containers in cgroups: `cgroupfs` (by path, so `cgroupParent` is a path) or `systemd`. */
+  cgroupDriver(): Promise<string | null>;
   inspectImage(ref: string): Promise<ImageInfo | null>;
   buildImage(options: BuildImageOptions): Promise<ImageInfo>;
   /** Creates an image from a root filesystem tarball (the offline base image). */

@@ -212,8 +212,13 @@ export class RevisionImages {
         look();
       };
       options.signal?.addEventListener('abort', stopSteps, { once: true });
-      const cgroup = createBuildCgroup(buildId, this.limits.pidsLimit);
-      if (cgroup.unavailable) options.onOutput?.(`No process limit on this build: ${cgroup.unavailable}`);
+      // A cgroup by path means something only to an engine that places containers by path (cgroupfs).
+      const driver = await this.engine.cgroupDriver();
+      const cgroup =
+        driver === 'cgroupfs'
+          ? createBuildCgroup(buildId, this.limits.pidsLimit)
+          : { cgroupParent: null, unavailable: `the engine's cgroup driver is ${driver ?? 'unknown'}`, release: () => {} };
+      if (cgroup.unavailable) options.onOutput?.(`No process limit on this build: ${cgroup.unavailable}.`);
       const dependencyImage = `${options.tag}-deps`;
       const dockerfiles = revisionDockerfiles({ ...options.dockerfile, runtimeImage: this.runtimeImageRef, dependencyImage });
       const common = {

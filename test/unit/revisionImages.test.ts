@@ -28,7 +28,7 @@ describe('the generated revision Dockerfile', () => {
     expect(at('npm run build')).toBeLessThan(at('RUN echo extra'));
     expect(lines.lastIndexOf('USER 10001:10001')).toBeGreaterThan(at('RUN echo extra'));
     expect(lines.at(-1)).toBe('RUN ["node", "/opt/graphx/bin/graphx.js", "runtime-prepare"]');
-    expect(lines).toContain('ENV GRAPHX_CONFIG_PATH=/app/apps/agent/graphx.json');
+    expect(dependencies).toContain('ENV GRAPHX_CONFIG_PATH=/app/apps/agent/graphx.json');
     expect(lines).toContain('WORKDIR /app/apps/agent');
   });
 
