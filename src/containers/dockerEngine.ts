@@ -49,13 +49,14 @@ export class DockerEngine implements ContainerEngine {
     }
   }
 
-  async cgroupDriver(): Promise<string | null> {
+  async buildHost(): Promise<{ podman: boolean; cgroupDriver: string | null }> {
+    let info: { CgroupDriver?: string };
     try {
-      const info = (await this.docker.info()) as { CgroupDriver?: string };
-      return info.CgroupDriver ?? null;
+      info = (await this.docker.info()) as { CgroupDriver?: string };
     } catch (error) {
       throw engineError('info', error);
     }
+    return { podman: await this.isPodman(), cgroupDriver: info.CgroupDriver ?? null };
   }
 
   async inspectImage(ref: string): Promise<ImageInfo | null> {
@@ -99,8 +100,13 @@ export class DockerEngine implements ContainerEngine {
    * ignores that name: its RUN steps share the host's network namespace unless `nsoptions` asks for a private one,
    * and then `networkmode` is buildah's policy number (1: no network configured, loopback only; unset: the bridge).
    */
-  private async buildNetwork(network: 'none' | 'bridge'): Promise<Record<string, string>> {
-    if (!(await this.isPodman())) return { networkmode: network === 'none' ? 'none' : 'default' };
+  private async buildNetwork(network: NonNullable<BuildImageOptions['network']>): Promise<Record<string, string>> {
+    const podman = await this.isPodman();
+    if (typeof network === 'object') {
+      if (!podman) throw new ContainerEngineError('only podman builds can join a network namespace by path');
+      return { nsoptions: JSON.stringify([{ Name: 'network', Host: false, Path: network.namespacePath }]) };
+    }
+    if (!podman) return { networkmode: network === 'none' ? 'none' : 'default' };
     const nsoptions = JSON.stringify([{ Name: 'network', Host: false }]);
     return network === 'none' ? { nsoptions, networkmode: '1' } : { nsoptions };
   }

@@ -45,5 +45,9 @@ export async function openRevisionImages(
 ): Promise<RevisionImages> {
   const baseRef = await ensureBaseImage({ engine, baseImage: config.runtimeBaseImage, log });
   const runtime = await ensureRuntimeImage({ engine, baseRef, projectRoot, log });
-  return new RevisionImages(engine, runtime.ref, { memoryMb: config.buildMemoryMb, pidsLimit: BUILD_PIDS_LIMIT });
+  return new RevisionImages(engine, runtime.ref, {
+    memoryMb: config.buildMemoryMb,
+    pidsLimit: BUILD_PIDS_LIMIT,
+    registryHosts: config.buildRegistryHosts,
+  });
 }

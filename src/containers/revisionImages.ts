@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ContainerEngineError, type ContainerEngine, type ImageInfo, type RegistryAuth } from './engine';
 import { createBuildCgroup } from './buildCgroup';
+import { DEFAULT_REGISTRY_HOSTS, openBuildEgress } from './buildEgress';
 import { buildIdLine, killBuildSteps } from './buildSteps';
 import { APP_DIR, BERRY_BIN, RUNTIME_HOME, RUNTIME_UID } from './runtimeImage';
 import { linkTree } from '../os/linkTree';
@@ -131,7 +132,7 @@ export function buildEnvFile(secrets: Array<{ name: string; value: string }>): s
 export interface BuildRevisionImageOptions {
   /** The clone (repository root) on the host. */
   repoDir: string;
-  /** Directory to stage the build context in (removed afterwards). */
+  /** Directory to stage the build context in, suffixed per attempt (removed afterwards). */
   stagingDir: string;
   /** `localhost/graphx-app-<deployment>:<revision>`. */
   tag: string;
@@ -148,12 +149,18 @@ export interface BuildLimits {
   memoryMb: number;
   /** Processes and threads of all of a build's steps together. */
   pidsLimit: number;
+  /** Hosts the dependency install may reach over HTTPS (GRAPHX_BUILD_REGISTRY_HOSTS; `.example.com`: subdomains). */
+  registryHosts: string[];
 }
 
 /** A build's process limit: room for npm/yarn/pnpm workers and a parallel compiler, not for a fork bomb. */
 export const BUILD_PIDS_LIMIT = 512;
 
-export const DEFAULT_BUILD_LIMITS: BuildLimits = { memoryMb: 2048, pidsLimit: BUILD_PIDS_LIMIT };
+export const DEFAULT_BUILD_LIMITS: BuildLimits = {
+  memoryMb: 2048,
+  pidsLimit: BUILD_PIDS_LIMIT,
+  registryHosts: DEFAULT_REGISTRY_HOSTS,
+};
 
 /** Builds and pulls revision images through one engine, on one runtime image. */
 export class RevisionImages {
@@ -181,7 +188,9 @@ export class RevisionImages {
 
   /** Builds a revision image from a clone. @throws ContainerEngineError with the engine's message (a step failed). */
   async build(options: BuildRevisionImageOptions): Promise<RevisionImage> {
-    const context = options.stagingDir;
+    // Each attempt stages its own context: an abandoned attempt of the same revision (its worker died, its step was
+    // stopped below) must not remove the context this one is sending.
+    const context = `${options.stagingDir}-${crypto.randomBytes(4).toString('hex')}`;
     fs.rmSync(context, { recursive: true, force: true });
     fs.mkdirSync(path.join(context, 'graphx'), { recursive: true, mode: 0o700 });
     try {
@@ -199,9 +208,6 @@ export class RevisionImages {
       const buildId = `${attempts}${crypto.randomBytes(6).toString('hex')}`;
       if (killBuildSteps(attempts, BUILD_ENV_MOUNT, true) > 0)
         options.onOutput?.('Stopped the build an earlier attempt left running.');
-      fs.writeFileSync(path.join(context, 'graphx', 'build.env'), buildEnvFile(options.secrets) + buildIdLine(buildId), {
-        mode: 0o644,
-      });
       // The engine may be between steps when the build is given up: look until a step was killed (a failed step ends
       // the build) or for STOP_LOOK_MS.
       const stopSteps = () => {
@@ -212,18 +218,34 @@ export class RevisionImages {
         look();
       };
       options.signal?.addEventListener('abort', stopSteps, { once: true });
-      // A cgroup by path means something only to an engine that places containers by path (cgroupfs).
-      const driver = await this.engine.cgroupDriver();
+      // A cgroup or a namespace by path means something only to an engine on this host that takes them by path.
+      const host = await this.engine.buildHost();
       const cgroup =
-        driver === 'cgroupfs'
+        host.cgroupDriver === 'cgroupfs'
           ? createBuildCgroup(buildId, this.limits.pidsLimit)
-          : { cgroupParent: null, unavailable: `the engine's cgroup driver is ${driver ?? 'unknown'}`, release: () => {} };
+          : {
+              cgroupParent: null,
+              unavailable: `the engine's cgroup driver is ${host.cgroupDriver ?? 'unknown'}`,
+              release: () => {},
+            };
       if (cgroup.unavailable) options.onOutput?.(`No process limit on this build: ${cgroup.unavailable}.`);
+      const installs = options.dockerfile.lockInstall !== null || options.dockerfile.customInstall !== null;
+      const egress =
+        installs && host.podman && host.cgroupDriver === 'cgroupfs'
+          ? await openBuildEgress(this.limits.registryHosts)
+          : { namespacePath: null, envLines: '', unavailable: 'the engine is not podman on this host', close: async () => {} };
+      if (installs && egress.unavailable) {
+        options.onOutput?.(`The dependency install uses the engine's bridge, not only the registries: ${egress.unavailable}.`);
+      }
+      fs.writeFileSync(
+        path.join(context, 'graphx', 'build.env'),
+        buildEnvFile(options.secrets) + egress.envLines + buildIdLine(buildId),
+        { mode: 0o644 },
+      );
       const dependencyImage = `${options.tag}-deps`;
       const dockerfiles = revisionDockerfiles({ ...options.dockerfile, runtimeImage: this.runtimeImageRef, dependencyImage });
       const common = {
         contextDir: context,
-        labels: options.labels,
         onOutput: options.onOutput,
         signal: options.signal,
         memoryMb: this.limits.memoryMb,
@@ -233,24 +255,28 @@ export class RevisionImages {
       try {
         if (dockerfiles.dependencies) {
           fs.writeFileSync(path.join(context, 'Dockerfile.deps'), dockerfiles.dependencies);
-          // The install reaches the package registries through the engine's bridge (the internet, never the host's
-          // loopback services); only the files it reads are sent.
+          // The install reaches the package registries through the allowlisting proxy (buildEgress.ts), else the
+          // engine's bridge (never the host's loopback services); only the files it reads are sent.
           await this.engine.buildImage({
             ...common,
             tag: dependencyImage,
             dockerfile: 'Dockerfile.deps',
             include: ['Dockerfile.deps', 'graphx', options.dockerfile.lockInstall ? 'deps' : 'repo'],
-            network: 'bridge',
+            network: egress.namespacePath ? { namespacePath: egress.namespacePath } : 'bridge',
           });
+          await egress.close();
         }
         fs.writeFileSync(path.join(context, 'Dockerfile'), dockerfiles.image);
         image = await this.engine.buildImage({
           ...common,
+          // Only here: buildah keys the last step's cache on the build's labels, and the install step must stay cached.
+          labels: options.labels,
           tag: options.tag,
           include: ['Dockerfile', 'graphx', 'repo'],
           network: 'none',
         });
       } finally {
+        await egress.close();
         cgroup.release();
         // Its layers stay under the revision image; only the name goes.
         if (dockerfiles.dependencies) await this.engine.removeImage(dependencyImage).catch(() => undefined);

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ActivityDeps } from '../../../activities';
 import { createActivities } from '../../../activities';
-import { BUILD_PIDS_LIMIT, RevisionImages } from '../../../src/containers/revisionImages';
+import { BUILD_PIDS_LIMIT, DEFAULT_BUILD_LIMITS, RevisionImages } from '../../../src/containers/revisionImages';
 import {
   deploymentDatabaseName,
   deploymentDatabasePassword,
@@ -80,7 +80,7 @@ describeWithEngine('a hostile tenant build (real podman, RevisionImages), each a
     test = await startTestEngine();
     const runtime = await ensureTestRuntimeImage(test.engine);
     deps = Object.assign(createTestDeps({ GRAPHX_BUILD_TIMEOUT_SECONDS: '300' }), {
-      images: new RevisionImages(test.engine, runtime.ref, { memoryMb: BUILD_MEMORY_MB, pidsLimit: BUILD_PIDS_LIMIT }),
+      images: new RevisionImages(test.engine, runtime.ref, { ...DEFAULT_BUILD_LIMITS, memoryMb: BUILD_MEMORY_MB }),
     });
     // The control plane's key files, where a real data dir holds them: a build that could read them would.
     fs.writeFileSync(path.join(deps.config.dataDir, 'secret-key'), crypto.randomBytes(32).toString('hex'), { mode: 0o600 });
@@ -192,17 +192,43 @@ describeWithEngine('a hostile tenant build (real podman, RevisionImages), each a
     expect(result.detail.heldMb).toBeLessThanOrEqual(BUILD_MEMORY_MB);
   });
 
-  it("the dependency install still reaches the npm registry, but not the host's loopback services", async () => {
+  it('the dependency install reaches only the package registries: through the proxy, not directly, not the host', async () => {
     const nonce = crypto.randomBytes(6).toString('hex');
-    const ports = [Number(new URL(testEnv.databaseUrl()).port || 5432), Number(testEnv.temporalAddress().split(':').at(-1))];
+    const hostPort = (hostServer.address() as AddressInfo).port;
+    const ports = [
+      Number(new URL(testEnv.databaseUrl()).port || 5432),
+      Number(testEnv.temporalAddress().split(':').at(-1)),
+      hostPort,
+    ];
     const hosts = ['127.0.0.1', '10.88.0.1', 'host.containers.internal', ...hostAddresses()];
-    const attempts = hosts.flatMap((host) => ports.map((port) => ({ host, port })));
-    // The install's own lifecycle script (code the tenant controls) probes the host; the nonce defeats the layer cache.
-    const postinstall =
-      `node -e "const net=require('net');const attempts=${JSON.stringify(attempts).replaceAll('"', "'")};` +
-      `Promise.all(attempts.map(({host,port})=>new Promise(r=>{const s=net.connect({host,port,timeout:1500});` +
-      `s.on('connect',()=>(s.destroy(),r(host+':'+port)));s.on('timeout',()=>(s.destroy(),r(null)));s.on('error',()=>r(null))})))` +
-      `.then(a=>console.log('PROBE install:host '+JSON.stringify({reached:a.some(Boolean),detail:a.filter(Boolean)})))"`;
+    const direct = [
+      ...hosts.flatMap((host) => ports.map((port) => ({ host, port }))),
+      { host: 'registry.npmjs.org', port: 443 },
+      { host: '169.254.169.254', port: 80 },
+    ];
+    const proxied = [
+      `10.88.0.1:${hostPort}`,
+      `127.0.0.1:${ports[0]}`,
+      'example.com:443',
+      'registry.npmjs.org:80',
+      '169.254.169.254:443',
+    ];
+    // The install's own lifecycle script (code the tenant controls) probes; the nonce defeats the layer cache.
+    const code = [
+      "const net=require('net'),http=require('http');",
+      `const direct=${JSON.stringify(direct)},proxied=${JSON.stringify(proxied)};`,
+      'const tcp=({host,port})=>new Promise(r=>{const s=net.connect({host,port,timeout:1500});',
+      "s.on('connect',()=>(s.destroy(),r(host+':'+port)));s.on('timeout',()=>(s.destroy(),r(null)));s.on('error',()=>r(null))});",
+      "const via=(target)=>new Promise(r=>{const q=http.request({host:'127.0.0.1',port:3128,method:'CONNECT',path:target,timeout:5000});",
+      "q.on('connect',(res,sock)=>(sock.destroy(),r(res.statusCode===200?target:null)));q.on('error',()=>r(null));",
+      "q.on('timeout',()=>(q.destroy(),r(null)));q.end()});",
+      "via('registry.npmjs.org:443').then(t=>console.log('PROBE install:registry '+JSON.stringify({reached:Boolean(t)})));",
+      'Promise.all([...direct.map(tcp),...proxied.map(via)]).then(a=>',
+      "console.log('PROBE install:egress '+JSON.stringify({reached:a.some(Boolean),detail:a.filter(Boolean)})));",
+    ]
+      .join('')
+      .replaceAll('"', "'");
+    const postinstall = `node -e "${code}"`;
     const repo = createGitRepo(null);
     repo.commit('tiny app', {
       'package.json': JSON.stringify(
@@ -228,9 +254,13 @@ describeWithEngine('a hostile tenant build (real podman, RevisionImages), each a
     const built = await cloneAndBuild(deployment);
     expect(built.outcome).toBeNull();
     expect(built.log).toContain('installed is-number');
-    const line = built.log.split('\n').find((entry) => entry.startsWith('PROBE install:host '));
-    expect(line).toBeDefined();
-    expect(JSON.parse(line!.slice('PROBE install:host '.length))).toEqual({ reached: false, detail: [] });
+    const result = (name: string) => {
+      const line = built.log.split('\n').find((entry) => entry.startsWith(`PROBE install:${name} `));
+      if (!line) throw new Error(`no install:${name} probe in the build log:\n${built.log.slice(-3000)}`);
+      return JSON.parse(line.slice(`PROBE install:${name} `.length)) as ProbeResult;
+    };
+    expect(result('registry')).toEqual({ reached: true });
+    expect(result('egress')).toEqual({ reached: false, detail: [] });
   });
 });
 
