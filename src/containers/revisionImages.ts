@@ -67,7 +67,7 @@ const BUILD_ENV_MOUNT = '/run/graphx/build.env';
 export interface RevisionDockerfiles {
   /** The dependency image: the install step, the only one with network (to the package registries). Null: none. */
   dependencies: string | null;
-  /** The revision image, `FROM` the dependency image (or the runtime image); its RUN steps have no network. */
+  /** The revision image, `FROM` the dependency image (by id) or the runtime image; its RUN steps have no network. */
   image: string;
 }
 
@@ -181,9 +181,21 @@ export class RevisionImages {
     return `${BUILT_IMAGE_PREFIX}${deploymentId.toLowerCase()}:${revisionId.toLowerCase()}`;
   }
 
+  /**
+   * The tag of a deployment's newest dependency image (`…:deps`). It keeps that image, the install layer a code-only
+   * change reuses, from being removed as an unnamed leftover; the revision images build on it by id.
+   */
+  static dependencyTag(revisionTag: string): string {
+    return revisionTag.replace(/:[^:/]+$/, ':deps');
+  }
+
   /** Removes the images graphx built for a deployment's revisions (a deleted deployment's); missing ones are skipped. */
   async removeBuiltImages(deploymentId: string, revisionIds: string[]): Promise<void> {
     for (const revisionId of revisionIds) await this.engine.removeImage(RevisionImages.tagFor(deploymentId, revisionId));
+    // Only a cache: an engine that will not drop it yet (an image still built on it) must not fail the deletion.
+    await this.engine
+      .removeImage(RevisionImages.dependencyTag(RevisionImages.tagFor(deploymentId, 'any')))
+      .catch(() => undefined);
   }
 
   /** Builds a revision image from a clone. @throws ContainerEngineError with the engine's message (a step failed). */
@@ -242,8 +254,7 @@ export class RevisionImages {
         buildEnvFile(options.secrets) + egress.envLines + buildIdLine(buildId),
         { mode: 0o644 },
       );
-      const dependencyImage = `${options.tag}-deps`;
-      const dockerfiles = revisionDockerfiles({ ...options.dockerfile, runtimeImage: this.runtimeImageRef, dependencyImage });
+      const dockerfiles = revisionDockerfiles({ ...options.dockerfile, runtimeImage: this.runtimeImageRef });
       const common = {
         contextDir: context,
         onOutput: options.onOutput,
@@ -257,14 +268,21 @@ export class RevisionImages {
           fs.writeFileSync(path.join(context, 'Dockerfile.deps'), dockerfiles.dependencies);
           // The install reaches the package registries through the allowlisting proxy (buildEgress.ts), else the
           // engine's bridge (never the host's loopback services); only the files it reads are sent.
-          await this.engine.buildImage({
+          const dependencies = await this.engine.buildImage({
             ...common,
-            tag: dependencyImage,
+            tag: RevisionImages.dependencyTag(options.tag),
             dockerfile: 'Dockerfile.deps',
             include: ['Dockerfile.deps', 'graphx', options.dockerfile.lockInstall ? 'deps' : 'repo'],
             network: egress.namespacePath ? { namespacePath: egress.namespacePath } : 'bridge',
           });
           await egress.close();
+          // By id: the deployment's dependency tag may move to a newer revision's install meanwhile.
+          const dependencyImage = dependencies.id.replace(/^sha256:/, '');
+          dockerfiles.image = revisionDockerfiles({
+            ...options.dockerfile,
+            runtimeImage: this.runtimeImageRef,
+            dependencyImage,
+          }).image;
         }
         fs.writeFileSync(path.join(context, 'Dockerfile'), dockerfiles.image);
         image = await this.engine.buildImage({
@@ -278,8 +296,6 @@ export class RevisionImages {
       } finally {
         await egress.close();
         cgroup.release();
-        // Its layers stay under the revision image; only the name goes.
-        if (dockerfiles.dependencies) await this.engine.removeImage(dependencyImage).catch(() => undefined);
       }
       return { ref: options.tag, digest: digestOf(image, options.tag) };
     } finally {
