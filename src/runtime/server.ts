@@ -26,6 +26,7 @@ import { BackgroundRuns } from './execution/backgroundRuns';
 import { CronScheduler } from './execution/cronScheduler';
 import { RunCoordinator } from './execution/runCoordinator';
 import { RunEvents } from './execution/runEvents';
+import { RunEventStore } from './storage/runEventStore';
 import { RunService } from './execution/runService';
 import { ThreadStateService } from './execution/threadState';
 import { AssistantDirectory, assistantConfigOf } from './assistants';
@@ -154,7 +155,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   });
 
   const runQueue = new RunQueueStore(pool, instanceId, tuning.leaseMs);
-  const runEvents = new RunEvents();
+  const eventStore = new RunEventStore(pool);
+  const runEvents = new RunEvents(eventStore);
+  coordinator.onEvents = (runId, threadId) => runEvents.noteRemote(runId, threadId);
   const backgroundRuns = new BackgroundRuns({
     runService,
     queue: runQueue,
@@ -162,6 +165,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     threads,
     coordinator,
     events: runEvents,
+    eventStore,
     concurrency: tuning.backgroundConcurrency,
     deliverWebhook: webhookDeliverer(tuning.webhookDestinations),
   });
@@ -187,6 +191,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     backgroundRuns,
     runQueue,
     runEvents,
+    eventStore,
     store,
     crons,
     coordinator,

@@ -5,6 +5,7 @@
  */
 import type Router from '@koa/router';
 import type Koa from 'koa';
+import { STATE_UPDATE_EVENT } from '../../execution/threadFollower';
 import { validatePart } from '../../../http/validation';
 import { NotFoundError } from '../../../errors';
 import type { CheckpointRef, HistoryQuery } from '../../execution/threadState';
@@ -70,6 +71,10 @@ export function registerThreadStateRoutes(router: Router, services: RuntimeServi
     const filter = await filterFor(services, ctx, 'threads', 'update', { thread_id: threadId, ...body });
     const checkpoint = { ...(body.checkpoint ?? {}), ...(body.checkpoint_id ? { checkpoint_id: body.checkpoint_id } : {}) };
     ctx.body = await services.threadState.update(threadId, filter, { values: body.values, asNode: body.as_node, checkpoint });
+    // Thread streams show the update (`state_update`, as the Python server publishes it).
+    const state = await services.threadState.get(threadId, filter, {}, false);
+    const event = { seq: 0, event: STATE_UPDATE_EVENT, json: `{"state":${state},"thread_id":"${threadId}"}` };
+    await services.eventStore.append(null, threadId, [event]);
   });
 
   router.post('/threads/:threadId/history', async (ctx) => {
