@@ -109,7 +109,12 @@ export function registerRunRoutes(router: Router, services: RuntimeServices): vo
     const prepared = await services.runService.prepare(userOf(ctx), threadId, request);
     const abort = new AbortController();
     if (request.on_disconnect === 'cancel') ctx.res.once('close', () => ctx.res.writableFinished || abort.abort());
-    const result = await services.runService.wait(prepared, abort.signal);
+    const runId = prepared.run.run_id;
+    // A run on a thread shows in the thread's stream (RunEvents keeps its events for it).
+    if (threadId) services.runEvents.open(runId, { threadId, resumable: false });
+    const result = await services.runService
+      .wait(prepared, abort.signal, threadId ? (event) => services.runEvents.publish(runId, event) : undefined)
+      .finally(() => threadId && void services.runEvents.close(runId));
     ctx.set('Content-Location', threadId ? `/threads/${threadId}/runs/${prepared.run.run_id}` : `/runs/${prepared.run.run_id}`);
     ctx.type = 'application/json';
     ctx.body = toWireJson(result);
