@@ -29,4 +29,12 @@ export function createLogger(destination?: pino.DestinationStream, level?: strin
 
 export const logger = createLogger();
 
+/**
+ * Sets the process logger's level from the validated configuration. Entry points call it right after loading the
+ * configuration: the module-level logger exists before it (imports log), so it starts from the environment.
+ */
+export function applyLogLevel(config: { logLevel: string }): void {
+  logger.level = config.logLevel;
+}
+
 export type Logger = pino.Logger;

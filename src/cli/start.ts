@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig, type GraphxConfig } from '../config';
+import { applyLogLevel } from '../logger';
 import { startStack, type StackHandle } from '../stack';
 import { findTemporalCli } from '../temporal/devServer';
 
@@ -29,6 +30,7 @@ export async function runServe(): Promise<void> {
 }
 
 async function startAndReport(config: GraphxConfig): Promise<void> {
+  applyLogLevel(config);
   const stack = await startStack(config);
   const lines = [
     'graphx platform is running',

@@ -7,13 +7,14 @@
 import { loadConfig, ConfigError } from '../config';
 import { openRevisionImages } from '../containers';
 import { createDb } from '../db/knex';
-import { logger } from '../logger';
+import { applyLogLevel, logger } from '../logger';
 import { loadSecretKey, SecretBox } from '../security/secretBox';
 import { chooseTarget } from '../targets/choose';
 import { startWorker } from '../worker';
 
 export async function runWorkerCommand(): Promise<void> {
   const config = loadConfig();
+  applyLogLevel(config);
   if (!config.databaseUrl) throw new ConfigError('DATABASE_URL must be set for `graphx worker` (it does not start PostgreSQL).');
   if (!config.temporalAddress)
     throw new ConfigError('TEMPORAL_ADDRESS must be set for `graphx worker` (it does not start Temporal).');

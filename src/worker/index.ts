@@ -8,6 +8,7 @@ import { createActivities, type ActivityDeps } from '../../activities';
 import { BUILD_TASK_QUEUE, CONTROL_TASK_QUEUE } from '../../workflows/messages';
 import { createMetricsRegistry } from '../http/metrics';
 import { Readiness } from '../http/readiness';
+import { logger } from '../logger';
 import { findFreePort } from '../net/ports';
 import { temporalConnectionOptions, temporalReadinessCheck } from '../temporal/client';
 import { startWorkerMetricsServer } from './metricsServer';
@@ -56,7 +57,7 @@ let sdkMetricsUrl: string | null = null;
  */
 async function installSdkRuntime(exportMetrics: boolean): Promise<void> {
   if (Runtime._instance) return; // Installed already (a second worker, or a test set-up).
-  const debug = process.env.GRAPHX_LOG_LEVEL === 'debug' || process.env.GRAPHX_LOG_LEVEL === 'trace';
+  const debug = logger.isLevelEnabled('debug');
   const bindAddress = exportMetrics ? `127.0.0.1:${await findFreePort()}` : null;
   try {
     Runtime.install({
