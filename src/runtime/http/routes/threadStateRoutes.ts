@@ -7,7 +7,7 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import { STATE_UPDATE_EVENT } from '../../execution/threadFollower';
 import { validatePart } from '../../../http/validation';
-import { ConflictError, NotFoundError } from '../../../errors';
+import { ConflictError } from '../../../errors';
 import type { CheckpointRef, HistoryQuery } from '../../execution/threadState';
 import {
   historyBody,
