@@ -121,6 +121,22 @@ return {"created": run["status"], "texts": [m["content"] for m in values["messag
   });
 });
 
+pythonTest("the Python client joins a thread's stream from its start and sees each run begin and end", () => {
+  const result = runPython(`
+thread = await client.threads.create()
+run = await client.runs.wait(thread["thread_id"], "agent", input={"messages": [{"role": "user", "content": "watched"}]})
+seen = []
+async for part in await client.threads.join_stream(thread["thread_id"], last_event_id="-", stream_mode=["lifecycle"]):
+    seen.append({"event": part.event, "data": part.data})
+    if part.data.get("status") == "run_done":
+        break
+return seen`);
+  expect(result).toEqual([
+    { event: 'metadata', data: { run_id: expect.any(String), attempt: 1 } },
+    { event: 'metadata', data: { status: 'run_done', run_id: result[0].data.run_id } },
+  ]);
+});
+
 pythonTest('the Python client cancels a running background run and waits for it to stop', () => {
   const result = runPython(`
 thread = await client.threads.create()
