@@ -12,6 +12,9 @@ export interface LoadSpec {
   /** Paths requested in turn (e.g. different ids), so no single row stays hot in a cache. */
   paths: string[];
   headers: Record<string, string>;
+  /** GET unless set; `body` (JSON text) is sent with every request. */
+  method?: string;
+  body?: string;
   connections: number;
   warmupMs: number;
   durationMs: number;
@@ -41,22 +44,27 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
     new Promise<void>((resolve) => {
       const path = spec.paths[next++ % spec.paths.length] as string;
       const sent = process.hrtime.bigint();
-      const request = http.request({ host: '127.0.0.1', port: spec.port, path, agent, headers: spec.headers }, (response) => {
-        response.resume();
-        response.on('end', () => {
-          const now = Date.now();
-          if (now >= measureFrom && now < end) {
-            latencies.push(Number(process.hrtime.bigint() - sent) / 1e6);
-            if (response.statusCode !== 200) errors += 1;
-          }
-          resolve();
-        });
-      });
+      const headers =
+        spec.body === undefined ? spec.headers : { ...spec.headers, 'content-length': String(Buffer.byteLength(spec.body)) };
+      const request = http.request(
+        { host: '127.0.0.1', port: spec.port, path, agent, method: spec.method, headers },
+        (response) => {
+          response.resume();
+          response.on('end', () => {
+            const now = Date.now();
+            if (now >= measureFrom && now < end) {
+              latencies.push(Number(process.hrtime.bigint() - sent) / 1e6);
+              if (response.statusCode !== 200) errors += 1;
+            }
+            resolve();
+          });
+        },
+      );
       request.on('error', () => {
         errors += 1;
         resolve();
       });
-      request.end();
+      request.end(spec.body);
     });
   await Promise.all(
     Array.from({ length: spec.connections }, async () => {

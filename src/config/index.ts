@@ -45,6 +45,10 @@ export interface GraphxConfig {
   allowPrivateNetwork: boolean;
   unusedAfterDays: number;
   buildTimeoutSeconds: number;
+  /** Memory limit of each step of an image build, swap included (GRAPHX_BUILD_MEMORY_MB). */
+  buildMemoryMb: number;
+  /** Hosts an image build's dependency install may reach over HTTPS (GRAPHX_BUILD_REGISTRY_HOSTS, comma list). */
+  buildRegistryHosts: string[];
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Task queues `graphx worker` polls (GRAPHX_WORKER_QUEUES, comma list of control and build). */
   workerQueues: Array<'control' | 'build'>;
@@ -113,6 +117,10 @@ const schema = Joi.object({
   }),
   GRAPHX_UNUSED_AFTER_DAYS: Joi.number().integer().min(1).required(),
   GRAPHX_BUILD_TIMEOUT_SECONDS: Joi.number().integer().min(1).required(),
+  GRAPHX_BUILD_MEMORY_MB: Joi.number().integer().min(64).max(1_048_576).default(2048),
+  GRAPHX_BUILD_REGISTRY_HOSTS: Joi.string()
+    .pattern(/^\.?[a-z0-9.-]+(,\.?[a-z0-9.-]+)*$/i, 'comma list of host names (.example.com: its subdomains)')
+    .default('registry.npmjs.org,registry.yarnpkg.com,repo.yarnpkg.com'),
   GRAPHX_LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').required(),
   GRAPHX_PUBLIC_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
@@ -193,6 +201,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     allowPrivateNetwork: v.GRAPHX_ALLOW_PRIVATE_NETWORK,
     unusedAfterDays: v.GRAPHX_UNUSED_AFTER_DAYS,
     buildTimeoutSeconds: v.GRAPHX_BUILD_TIMEOUT_SECONDS,
+    buildMemoryMb: v.GRAPHX_BUILD_MEMORY_MB,
+    buildRegistryHosts: String(v.GRAPHX_BUILD_REGISTRY_HOSTS).split(','),
     logLevel: v.GRAPHX_LOG_LEVEL,
     publicUrl: v.GRAPHX_PUBLIC_URL ?? `http://${v.GRAPHX_HOST}:${v.PORT}`,
     runner: v.GRAPHX_RUNNER,

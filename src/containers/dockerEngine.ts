@@ -49,6 +49,16 @@ export class DockerEngine implements ContainerEngine {
     }
   }
 
+  async buildHost(): Promise<{ podman: boolean; cgroupDriver: string | null }> {
+    let info: { CgroupDriver?: string };
+    try {
+      info = (await this.docker.info()) as { CgroupDriver?: string };
+    } catch (error) {
+      throw engineError('info', error);
+    }
+    return { podman: await this.isPodman(), cgroupDriver: info.CgroupDriver ?? null };
+  }
+
   async inspectImage(ref: string): Promise<ImageInfo | null> {
     try {
       const info = await this.docker.getImage(ref).inspect();
@@ -60,7 +70,8 @@ export class DockerEngine implements ContainerEngine {
   }
 
   async buildImage(options: BuildImageOptions): Promise<ImageInfo> {
-    const entries = fs.readdirSync(options.contextDir);
+    const entries = options.include ?? fs.readdirSync(options.contextDir);
+    const memory = options.memoryMb ? options.memoryMb * 1024 * 1024 : undefined;
     let stream: NodeJS.ReadableStream;
     try {
       stream = await this.docker.buildImage({ context: options.contextDir, src: entries }, {
@@ -70,6 +81,10 @@ export class DockerEngine implements ContainerEngine {
         rm: true,
         forcerm: true,
         abortSignal: options.signal,
+        memory,
+        memswap: memory,
+        cgroupparent: options.cgroupParent,
+        ...(options.network ? await this.buildNetwork(options.network) : {}),
       } as Docker.ImageBuildOptions);
     } catch (error) {
       throw engineError(`build ${options.tag}`, error);
@@ -78,6 +93,36 @@ export class DockerEngine implements ContainerEngine {
       for (const line of (event.stream ?? '').split('\n')) if (line.trim()) options.onOutput?.(line);
     });
     return this.requireImage(options.tag);
+  }
+
+  /**
+   * The build parameters for a RUN network. Docker Engine takes `networkmode` by name. Podman's compat API (4.x)
+   * ignores that name: its RUN steps share the host's network namespace unless `nsoptions` asks for a private one,
+   * and then `networkmode` is buildah's policy number (1: no network configured, loopback only; unset: the bridge).
+   */
+  private async buildNetwork(network: NonNullable<BuildImageOptions['network']>): Promise<Record<string, string>> {
+    const podman = await this.isPodman();
+    if (typeof network === 'object') {
+      if (!podman) throw new ContainerEngineError('only podman builds can join a network namespace by path');
+      return { nsoptions: JSON.stringify([{ Name: 'network', Host: false, Path: network.namespacePath }]) };
+    }
+    if (!podman) return { networkmode: network === 'none' ? 'none' : 'default' };
+    const nsoptions = JSON.stringify([{ Name: 'network', Host: false }]);
+    return network === 'none' ? { nsoptions, networkmode: '1' } : { nsoptions };
+  }
+
+  private podman: Promise<boolean> | null = null;
+
+  /** True when podman serves the API (its version names the "Podman Engine" component). */
+  private isPodman(): Promise<boolean> {
+    this.podman ??= this.docker.version().then(
+      (version) => (version.Components ?? []).some((component) => /podman/i.test(component.Name)),
+      (error: unknown) => {
+        this.podman = null;
+        throw engineError('version', error);
+      },
+    );
+    return this.podman;
   }
 
   /**

@@ -22,6 +22,18 @@ export interface BuildImageOptions {
   onOutput?: (line: string) => void;
   /** Aborting ends the build request; the engine stops the build. */
   signal?: AbortSignal;
+  /** Only these entries of `contextDir` are sent (default: all). */
+  include?: string[];
+  /**
+   * The RUN steps' network: `none` (loopback only), `bridge` (the engine's NATed bridge: the internet, not the
+   * host's loopback), or an existing network namespace joined by path (podman on this host only). Unset: the
+   * engine's default, which for podman's compat API is the host's own network.
+   */
+  network?: 'none' | 'bridge' | { namespacePath: string };
+  /** Memory limit of each RUN step (swap included: no paging past it). */
+  memoryMb?: number;
+  /** cgroup the RUN steps are created under (cgroupfs path), e.g. one whose pids.max bounds the build. */
+  cgroupParent?: string;
 }
 
 export interface RegistryAuth {
@@ -87,6 +99,11 @@ export interface ContainerInfo {
 export interface ContainerEngine {
   /** Resolves when the engine answers; rejects with a message naming the socket otherwise. */
   ping(): Promise<void>;
+  /**
+   * What the engine offers builds: whether it is podman (joins a network namespace by path) and how it places
+   * containers in cgroups (`cgroupfs`: by path, so `cgroupParent` is a path; or `systemd`).
+   */
+  buildHost(): Promise<{ podman: boolean; cgroupDriver: string | null }>;
   inspectImage(ref: string): Promise<ImageInfo | null>;
   buildImage(options: BuildImageOptions): Promise<ImageInfo>;
   /** Creates an image from a root filesystem tarball (the offline base image). */

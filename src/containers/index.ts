@@ -10,7 +10,7 @@ import { DockerEngine } from './dockerEngine';
 import type { ContainerEngine } from './engine';
 import { writeEngineConfig } from './engineConfig';
 import { ensurePodmanService } from './podmanService';
-import { RevisionImages } from './revisionImages';
+import { BUILD_PIDS_LIMIT, RevisionImages } from './revisionImages';
 import { ensureRuntimeImage } from './runtimeImage';
 
 export interface OpenedEngine {
@@ -45,5 +45,9 @@ export async function openRevisionImages(
 ): Promise<RevisionImages> {
   const baseRef = await ensureBaseImage({ engine, baseImage: config.runtimeBaseImage, log });
   const runtime = await ensureRuntimeImage({ engine, baseRef, projectRoot, log });
-  return new RevisionImages(engine, runtime.ref);
+  return new RevisionImages(engine, runtime.ref, {
+    memoryMb: config.buildMemoryMb,
+    pidsLimit: BUILD_PIDS_LIMIT,
+    registryHosts: config.buildRegistryHosts,
+  });
 }

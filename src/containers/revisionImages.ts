@@ -8,6 +8,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ContainerEngineError, type ContainerEngine, type ImageInfo, type RegistryAuth } from './engine';
+import { createBuildCgroup } from './buildCgroup';
+import { DEFAULT_REGISTRY_HOSTS, openBuildEgress } from './buildEgress';
 import { buildIdLine, killBuildSteps } from './buildSteps';
 import { APP_DIR, BERRY_BIN, RUNTIME_HOME, RUNTIME_UID } from './runtimeImage';
 import { linkTree } from '../os/linkTree';
@@ -61,30 +63,49 @@ const STOP_LOOK_MS = 30_000;
 /** Where the build's secrets file is mounted in RUN steps (never copied into a layer). */
 const BUILD_ENV_MOUNT = '/run/graphx/build.env';
 
+/** The two Dockerfiles of a revision image (see revisionDockerfiles). */
+export interface RevisionDockerfiles {
+  /** The dependency image: the install step, the only one with network (to the package registries). Null: none. */
+  dependencies: string | null;
+  /** The revision image, `FROM` the dependency image (by id) or the runtime image; its RUN steps have no network. */
+  image: string;
+}
+
 /**
- * The Dockerfile of a revision image. Layers, from least to most often changed: the lock-file install (its context
+ * The Dockerfiles of a revision image. Layers, from least to most often changed: the lock-file install (its context
  * holds only the package manifests and lock files, so a code-only change finds it cached), the repository, the build
- * command, the user's `dockerfile_lines`, the compilation of TypeScript graphs. Secrets reach install and build steps as a file bind-mounted from the
- * context for that RUN only: no value is in a layer, an `ENV` or the image history.
+ * command, the user's `dockerfile_lines`, the compilation of TypeScript graphs. The install is built first, as an
+ * image of its own, because it is the one step that needs the network: the engine sets a build's network for all of
+ * its RUN steps (`RUN --network` is not in podman 4.3), so the rest is a second build without any. Secrets reach
+ * install and build steps as a file bind-mounted from the context for that RUN only: no value is in a layer, an
+ * `ENV` or the image history.
  */
-export function revisionDockerfile(input: RevisionDockerfileInput): string {
+export function revisionDockerfiles(input: RevisionDockerfileInput & { dependencyImage?: string }): RevisionDockerfiles {
   const appDir = path.posix.join(APP_DIR, input.appSubdir);
   const user = `${RUNTIME_UID}:${RUNTIME_UID}`;
   const run = (command: string) =>
     `RUN --mount=type=bind,source=graphx/build.env,target=${BUILD_ENV_MOUNT} ` +
     JSON.stringify(['/bin/sh', '-c', `set -a && . ${BUILD_ENV_MOUNT} && set +a && ${command}`]);
-  const lines = [
-    `FROM ${input.runtimeImage}`,
+  const header = (from: string) => [
+    `FROM ${from}`,
     `USER ${user}`,
     `ENV GRAPHX_CONFIG_PATH=${path.posix.join(APP_DIR, input.configPath)}`,
     ...(input.yarnBerry ? [`ENV PATH=${BERRY_BIN}:$PATH`] : []),
     `WORKDIR ${appDir}`,
   ];
+  let dependencies: string[] | null = null;
   if (input.lockInstall) {
-    lines.push(`COPY --chown=${user} deps/ ${APP_DIR}/`, run(input.lockInstall));
+    dependencies = [...header(input.runtimeImage), `COPY --chown=${user} deps/ ${APP_DIR}/`, run(input.lockInstall), ''];
+  } else if (input.customInstall) {
+    // install_command may read any file: it runs on the whole repository.
+    dependencies = [...header(input.runtimeImage), `COPY --chown=${user} repo/ ${APP_DIR}/`, run(input.customInstall), ''];
   }
-  lines.push(`COPY --chown=${user} repo/ ${APP_DIR}/`);
-  if (input.customInstall) lines.push(run(input.customInstall));
+  const lines = [
+    ...(dependencies
+      ? [`FROM ${input.dependencyImage ?? DEPENDENCY_IMAGE_PLACEHOLDER}`, `USER ${user}`, `WORKDIR ${appDir}`]
+      : header(input.runtimeImage)),
+    `COPY --chown=${user} repo/ ${APP_DIR}/`,
+  ];
   if (input.buildCommand) lines.push(run(input.buildCommand));
   lines.push(
     ...input.dockerfileLines,
@@ -94,8 +115,11 @@ export function revisionDockerfile(input: RevisionDockerfileInput): string {
     `RUN ["node", "${RUNTIME_HOME}/bin/graphx.js", "runtime-prepare"]`,
     '',
   );
-  return lines.join('\n');
+  return { dependencies: dependencies?.join('\n') ?? null, image: lines.join('\n') };
 }
+
+/** What the revision image's FROM names until the dependency image is built. */
+const DEPENDENCY_IMAGE_PLACEHOLDER = '<dependency image>';
 
 /** `export NAME='value'` lines for sh; names that are not shell variable names are left out. */
 export function buildEnvFile(secrets: Array<{ name: string; value: string }>): string {
@@ -108,7 +132,7 @@ export function buildEnvFile(secrets: Array<{ name: string; value: string }>): s
 export interface BuildRevisionImageOptions {
   /** The clone (repository root) on the host. */
   repoDir: string;
-  /** Directory to stage the build context in (removed afterwards). */
+  /** Directory to stage the build context in, suffixed per attempt (removed afterwards). */
   stagingDir: string;
   /** `localhost/graphx-app-<deployment>:<revision>`. */
   tag: string;
@@ -119,12 +143,32 @@ export interface BuildRevisionImageOptions {
   signal?: AbortSignal;
 }
 
+/** What one revision build may use. */
+export interface BuildLimits {
+  /** Memory of each RUN step, swap included (GRAPHX_BUILD_MEMORY_MB). */
+  memoryMb: number;
+  /** Processes and threads of all of a build's steps together. */
+  pidsLimit: number;
+  /** Hosts the dependency install may reach over HTTPS (GRAPHX_BUILD_REGISTRY_HOSTS; `.example.com`: subdomains). */
+  registryHosts: string[];
+}
+
+/** A build's process limit: room for npm/yarn/pnpm workers and a parallel compiler, not for a fork bomb. */
+export const BUILD_PIDS_LIMIT = 512;
+
+export const DEFAULT_BUILD_LIMITS: BuildLimits = {
+  memoryMb: 2048,
+  pidsLimit: BUILD_PIDS_LIMIT,
+  registryHosts: DEFAULT_REGISTRY_HOSTS,
+};
+
 /** Builds and pulls revision images through one engine, on one runtime image. */
 export class RevisionImages {
   constructor(
     readonly engine: ContainerEngine,
     /** The hash-tagged runtime image every revision image starts `FROM`. */
     readonly runtimeImageRef: string,
+    readonly limits: BuildLimits = DEFAULT_BUILD_LIMITS,
   ) {}
 
   /** True for the images graphx built (the ones a deployment's deletion may remove; a pulled image_uri may be shared). */
@@ -137,14 +181,28 @@ export class RevisionImages {
     return `${BUILT_IMAGE_PREFIX}${deploymentId.toLowerCase()}:${revisionId.toLowerCase()}`;
   }
 
+  /**
+   * The tag of a deployment's newest dependency image (`…:deps`). It keeps that image, the install layer a code-only
+   * change reuses, from being removed as an unnamed leftover; the revision images build on it by id.
+   */
+  static dependencyTag(revisionTag: string): string {
+    return revisionTag.replace(/:[^:/]+$/, ':deps');
+  }
+
   /** Removes the images graphx built for a deployment's revisions (a deleted deployment's); missing ones are skipped. */
   async removeBuiltImages(deploymentId: string, revisionIds: string[]): Promise<void> {
     for (const revisionId of revisionIds) await this.engine.removeImage(RevisionImages.tagFor(deploymentId, revisionId));
+    // Only a cache: an engine that will not drop it yet (an image still built on it) must not fail the deletion.
+    await this.engine
+      .removeImage(RevisionImages.dependencyTag(RevisionImages.tagFor(deploymentId, 'any')))
+      .catch(() => undefined);
   }
 
   /** Builds a revision image from a clone. @throws ContainerEngineError with the engine's message (a step failed). */
   async build(options: BuildRevisionImageOptions): Promise<RevisionImage> {
-    const context = options.stagingDir;
+    // Each attempt stages its own context: an abandoned attempt of the same revision (its worker died, its step was
+    // stopped below) must not remove the context this one is sending.
+    const context = `${options.stagingDir}-${crypto.randomBytes(4).toString('hex')}`;
     fs.rmSync(context, { recursive: true, force: true });
     fs.mkdirSync(path.join(context, 'graphx'), { recursive: true, mode: 0o700 });
     try {
@@ -162,9 +220,6 @@ export class RevisionImages {
       const buildId = `${attempts}${crypto.randomBytes(6).toString('hex')}`;
       if (killBuildSteps(attempts, BUILD_ENV_MOUNT, true) > 0)
         options.onOutput?.('Stopped the build an earlier attempt left running.');
-      fs.writeFileSync(path.join(context, 'graphx', 'build.env'), buildEnvFile(options.secrets) + buildIdLine(buildId), {
-        mode: 0o644,
-      });
       // The engine may be between steps when the build is given up: look until a step was killed (a failed step ends
       // the build) or for STOP_LOOK_MS.
       const stopSteps = () => {
@@ -175,17 +230,73 @@ export class RevisionImages {
         look();
       };
       options.signal?.addEventListener('abort', stopSteps, { once: true });
+      // A cgroup or a namespace by path means something only to an engine on this host that takes them by path.
+      const host = await this.engine.buildHost();
+      const cgroup =
+        host.cgroupDriver === 'cgroupfs'
+          ? createBuildCgroup(buildId, this.limits.pidsLimit)
+          : {
+              cgroupParent: null,
+              unavailable: `the engine's cgroup driver is ${host.cgroupDriver ?? 'unknown'}`,
+              release: () => {},
+            };
+      if (cgroup.unavailable) options.onOutput?.(`No process limit on this build: ${cgroup.unavailable}.`);
+      const installs = options.dockerfile.lockInstall !== null || options.dockerfile.customInstall !== null;
+      const egress =
+        installs && host.podman && host.cgroupDriver === 'cgroupfs'
+          ? await openBuildEgress(this.limits.registryHosts)
+          : { namespacePath: null, envLines: '', unavailable: 'the engine is not podman on this host', close: async () => {} };
+      if (installs && egress.unavailable) {
+        options.onOutput?.(`The dependency install uses the engine's bridge, not only the registries: ${egress.unavailable}.`);
+      }
       fs.writeFileSync(
-        path.join(context, 'Dockerfile'),
-        revisionDockerfile({ ...options.dockerfile, runtimeImage: this.runtimeImageRef }),
+        path.join(context, 'graphx', 'build.env'),
+        buildEnvFile(options.secrets) + egress.envLines + buildIdLine(buildId),
+        { mode: 0o644 },
       );
-      const image = await this.engine.buildImage({
+      const dockerfiles = revisionDockerfiles({ ...options.dockerfile, runtimeImage: this.runtimeImageRef });
+      const common = {
         contextDir: context,
-        tag: options.tag,
-        labels: options.labels,
         onOutput: options.onOutput,
         signal: options.signal,
-      });
+        memoryMb: this.limits.memoryMb,
+        cgroupParent: cgroup.cgroupParent ?? undefined,
+      };
+      let image: ImageInfo;
+      try {
+        if (dockerfiles.dependencies) {
+          fs.writeFileSync(path.join(context, 'Dockerfile.deps'), dockerfiles.dependencies);
+          // The install reaches the package registries through the allowlisting proxy (buildEgress.ts), else the
+          // engine's bridge (never the host's loopback services); only the files it reads are sent.
+          const dependencies = await this.engine.buildImage({
+            ...common,
+            tag: RevisionImages.dependencyTag(options.tag),
+            dockerfile: 'Dockerfile.deps',
+            include: ['Dockerfile.deps', 'graphx', options.dockerfile.lockInstall ? 'deps' : 'repo'],
+            network: egress.namespacePath ? { namespacePath: egress.namespacePath } : 'bridge',
+          });
+          await egress.close();
+          // By id: the deployment's dependency tag may move to a newer revision's install meanwhile.
+          const dependencyImage = dependencies.id.replace(/^sha256:/, '');
+          dockerfiles.image = revisionDockerfiles({
+            ...options.dockerfile,
+            runtimeImage: this.runtimeImageRef,
+            dependencyImage,
+          }).image;
+        }
+        fs.writeFileSync(path.join(context, 'Dockerfile'), dockerfiles.image);
+        image = await this.engine.buildImage({
+          ...common,
+          // Only here: buildah keys the last step's cache on the build's labels, and the install step must stay cached.
+          labels: options.labels,
+          tag: options.tag,
+          include: ['Dockerfile', 'graphx', 'repo'],
+          network: 'none',
+        });
+      } finally {
+        await egress.close();
+        cgroup.release();
+      }
       return { ref: options.tag, digest: digestOf(image, options.tag) };
     } finally {
       fs.rmSync(context, { recursive: true, force: true });

@@ -114,6 +114,20 @@ export interface ContainerIdentity {
   /** Unix socket of the control plane's internal API inside the container. */
   controlPlaneSocket: string;
   serviceToken: string;
+  /** The container's memory limit in MB (resource_spec, or the runner's default). */
+  memoryMb: number;
+  /** True when the image is one graphx built (FROM graphx-runtime: its Node is ours and takes the V8 flag below). */
+  builtImage: boolean;
+}
+
+/**
+ * V8 sizes its young generation from the memory it sees: under a 1 GB cgroup limit it picks 4 MB semi-spaces where the
+ * same Node on the host picks 16 MB, and a server allocating per request then scavenges four times as often and
+ * promotes more (bench/pipeline measured 20-45% more app CPU per run in the container than as a process). Instances of
+ * built images get the host's size back, scaled down for small limits (a young generation is three semi-spaces).
+ */
+export function semiSpaceMb(memoryMb: number): number {
+  return Math.max(1, Math.min(16, Math.floor(memoryMb / 64)));
 }
 
 /**
@@ -125,7 +139,9 @@ export function containerEnvironment(spec: RevisionSpec, identity: ContainerIden
   const env: Record<string, string> = {};
   for (const secret of spec.secrets) env[secret.name] = secret.value;
   const memoryLimit = spec.sourceConfig.resource_spec?.memory_limit_mb;
-  if (typeof memoryLimit === 'number' && memoryLimit > 0) env.NODE_OPTIONS = `--max-old-space-size=${Math.floor(memoryLimit)}`;
+  const nodeOptions = identity.builtImage ? [`--max-semi-space-size=${semiSpaceMb(identity.memoryMb)}`] : [];
+  if (typeof memoryLimit === 'number' && memoryLimit > 0) nodeOptions.push(`--max-old-space-size=${Math.floor(memoryLimit)}`);
+  if (nodeOptions.length > 0) env.NODE_OPTIONS = nodeOptions.join(' ');
   Object.assign(env, {
     PORT: String(identity.port),
     HOST: '0.0.0.0',

@@ -1,6 +1,7 @@
 /**
  * graphx.json of an application: `graphs` (`"name": "./file.ts:export"`), `env` (object or .env path), `auth.path`,
- * `http` (`app`: custom routes, `cors`, `disable_*` route groups).
+ * `http` (`app`: custom routes, `cors`, `disable_*` route groups), `ui` (agent → generative-UI component file) and
+ * `ui_config.shared`.
  * Unknown keys are kept and ignored, so configuration files written for the anchors load unchanged.
  */
 import fs from 'node:fs';
@@ -29,6 +30,8 @@ export interface AppConfig {
   env: Record<string, string>;
   auth: ModuleExportRef | null;
   http: HttpConfig;
+  /** Generative UI: agent name → component file (relative to appDir), and the packages the page shares with it. */
+  ui: { components: Record<string, string>; shared: string[] };
 }
 
 /** Route groups `http.disable_<group>` turns off (the anchor's names). */
@@ -59,6 +62,8 @@ const schema = Joi.object({
     Joi.array().items(Joi.string()),
   ),
   auth: Joi.object({ path: exportRef.required() }).unknown(true),
+  ui: Joi.object().pattern(/^[A-Za-z0-9_.-]+$/, Joi.string().min(1)),
+  ui_config: Joi.object({ shared: Joi.array().items(Joi.string()) }).unknown(true),
   http: Joi.object({
     app: exportRef,
     cors: Joi.object({
@@ -131,6 +136,7 @@ export function loadAppConfig(configPath: string): AppConfig {
       cors: value.http?.cors ?? null,
       disabled: ROUTE_GROUPS.filter((group) => value.http?.[`disable_${group}`] === true),
     },
+    ui: { components: value.ui ?? {}, shared: value.ui_config?.shared ?? [] },
   };
 }
 

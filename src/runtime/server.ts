@@ -26,6 +26,9 @@ import { BackgroundRuns } from './execution/backgroundRuns';
 import { CronScheduler } from './execution/cronScheduler';
 import { RunCoordinator } from './execution/runCoordinator';
 import { RunEvents } from './execution/runEvents';
+import { RunEventStore } from './storage/runEventStore';
+import { registerUiRoutes } from './http/routes/uiRoutes';
+import { bundleUi } from './uiBundles';
 import { RunService } from './execution/runService';
 import { ThreadStateService } from './execution/threadState';
 import { AssistantDirectory, assistantConfigOf } from './assistants';
@@ -102,6 +105,8 @@ async function loadCustomAuth(config: ReturnType<typeof loadAppConfig>): Promise
 export async function startRuntime(options: RuntimeOptions): Promise<RunningRuntime> {
   const appConfig = loadAppConfig(options.configPath);
   applyAppEnv(appConfig.env);
+  // Before anything is opened: a component that does not compile stops the start with nothing to clean up.
+  const uiBundles = await bundleUi(appConfig.appDir, appConfig.ui.components, appConfig.ui.shared);
 
   const pool = new Pool({ connectionString: options.databaseUri, max: 20 });
   pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
@@ -154,7 +159,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   });
 
   const runQueue = new RunQueueStore(pool, instanceId, tuning.leaseMs);
-  const runEvents = new RunEvents();
+  const eventStore = new RunEventStore(pool);
+  const runEvents = new RunEvents(eventStore);
+  coordinator.onEvents = (runId, threadId) => runEvents.noteRemote(runId, threadId);
   const backgroundRuns = new BackgroundRuns({
     runService,
     queue: runQueue,
@@ -162,6 +169,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     threads,
     coordinator,
     events: runEvents,
+    eventStore,
     concurrency: tuning.backgroundConcurrency,
     deliverWebhook: webhookDeliverer(tuning.webhookDestinations),
   });
@@ -187,6 +195,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     backgroundRuns,
     runQueue,
     runEvents,
+    eventStore,
     store,
     crons,
     coordinator,
@@ -211,6 +220,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const router = new Router();
   router.get('/metrics', metricsHandler(metrics.registry));
   registerRuntimeRoutes(router, services);
+  registerUiRoutes(router, uiBundles);
 
   const app = new Koa();
   app.use(requestIdMiddleware());

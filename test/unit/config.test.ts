@@ -15,6 +15,8 @@ describe('configuration', () => {
       unusedAfterDays: 28,
       // Containers where an engine answers, else processes: decided at start (src/targets/choose.ts).
       runner: 'auto',
+      buildMemoryMb: 2048,
+      buildRegistryHosts: ['registry.npmjs.org', 'registry.yarnpkg.com', 'repo.yarnpkg.com'],
     });
     expect(config.dataDir).toMatch(/\/data$/);
   });
@@ -27,6 +29,8 @@ describe('configuration', () => {
     ['GRAPHX_SECRET_KEY', 'short', /GRAPHX_SECRET_KEY=.*64 hex digits/],
     ['GRAPHX_WORKER_QUEUES', 'control,deploy', /GRAPHX_WORKER_QUEUES=.*comma list of control and build/],
     ['GRAPHX_RUNNER', 'docker', /GRAPHX_RUNNER="docker": .*must be one of \[container, process, auto\]/],
+    ['GRAPHX_BUILD_MEMORY_MB', '16', /GRAPHX_BUILD_MEMORY_MB="16": .*greater than or equal to 64/],
+    ['GRAPHX_BUILD_REGISTRY_HOSTS', 'https://registry.npmjs.org/', /GRAPHX_BUILD_REGISTRY_HOSTS=.*comma list of host names/],
   ])('stops start-up on a bad %s with a message naming it and what it accepts', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);

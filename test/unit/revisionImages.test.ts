@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { dockerfileLines } from '../../activities/imageBuild';
-import { buildEnvFile, registryAuthFor, registryHost, revisionDockerfile } from '../../src/containers/revisionImages';
+import { buildEnvFile, registryAuthFor, registryHost, revisionDockerfiles } from '../../src/containers/revisionImages';
 
 const base = {
   runtimeImage: 'localhost/graphx-runtime:1-abc',
@@ -15,27 +15,36 @@ const base = {
 
 describe('the generated revision Dockerfile', () => {
   it('installs from the manifests alone before the repository is copied, then builds, then compiles graphs as the unprivileged user', () => {
-    const lines = revisionDockerfile(base).trim().split('\n');
+    const files = revisionDockerfiles({ ...base, dependencyImage: 'localhost/deps:1' });
+    const dependencies = files.dependencies!.trim().split('\n');
+    expect(dependencies[0]).toBe('FROM localhost/graphx-runtime:1-abc');
+    expect(dependencies.findIndex((line) => line.includes('COPY --chown=10001:10001 deps/ /app/'))).toBe(dependencies.length - 2);
+    expect(dependencies.at(-1)).toContain('npm ci');
+    const lines = files.image.trim().split('\n');
     const at = (text: string) => lines.findIndex((line) => line.includes(text));
-    expect(lines[0]).toBe('FROM localhost/graphx-runtime:1-abc');
-    expect(at('COPY --chown=10001:10001 deps/ /app/')).toBeLessThan(at('npm ci'));
-    expect(at('npm ci')).toBeLessThan(at('COPY --chown=10001:10001 repo/ /app/'));
+    expect(lines[0]).toBe('FROM localhost/deps:1');
+    expect(at('npm ci')).toBe(-1);
     expect(at('repo/ /app/')).toBeLessThan(at('npm run build'));
     expect(at('npm run build')).toBeLessThan(at('RUN echo extra'));
     expect(lines.lastIndexOf('USER 10001:10001')).toBeGreaterThan(at('RUN echo extra'));
     expect(lines.at(-1)).toBe('RUN ["node", "/opt/graphx/bin/graphx.js", "runtime-prepare"]');
-    expect(lines).toContain('ENV GRAPHX_CONFIG_PATH=/app/apps/agent/graphx.json');
+    expect(dependencies).toContain('ENV GRAPHX_CONFIG_PATH=/app/apps/agent/graphx.json');
     expect(lines).toContain('WORKDIR /app/apps/agent');
   });
 
   it('runs a custom install_command after the whole repository is copied (it may read any file)', () => {
-    const text = revisionDockerfile({ ...base, lockInstall: null, customInstall: 'make deps' });
+    const text = revisionDockerfiles({ ...base, lockInstall: null, customInstall: 'make deps' }).dependencies!;
     expect(text).not.toContain('deps/ /app/');
     expect(text.indexOf('repo/ /app/')).toBeLessThan(text.indexOf('make deps'));
   });
 
   it('puts yarn berry first on PATH for a yarn 2+ repository', () => {
-    expect(revisionDockerfile({ ...base, yarnBerry: true })).toContain('ENV PATH=/usr/local/lib/graphx/berry-bin:$PATH');
+    const files = revisionDockerfiles({ ...base, yarnBerry: true });
+    expect(files.dependencies).toContain('ENV PATH=/usr/local/lib/graphx/berry-bin:$PATH');
+    // Inherited by the revision image from the dependency image.
+    expect(revisionDockerfiles({ ...base, lockInstall: null, yarnBerry: true }).image).toContain(
+      'ENV PATH=/usr/local/lib/graphx/berry-bin:$PATH',
+    );
   });
 
   it('writes build secrets so sh reads every value back exactly, quotes included, and skips names sh cannot hold', () => {

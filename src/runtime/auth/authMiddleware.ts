@@ -55,14 +55,15 @@ async function verifiedKeyOwner(controlPlane: ControlPlaneClient | null, apiKey:
   }
 }
 
-/** Sets `ctx.state.auth` for every route except /ok, /info and /metrics. */
+/** Sets `ctx.state.auth` for every route except /ok, /info, /metrics and GET /ui/*. */
 export function authMiddleware(options: {
   customAuth: CustomAuth | null;
   controlPlane: ControlPlaneClient | null;
 }): Koa.Middleware {
   const { customAuth, controlPlane } = options;
   return async (ctx, next) => {
-    if (PUBLIC_PATHS.has(ctx.path)) return next();
+    // Generative-UI bundles load through <script>/<link> tags, which send no credentials (as the anchor: GET /ui/*).
+    if (PUBLIC_PATHS.has(ctx.path) || (ctx.method === 'GET' && ctx.path.startsWith('/ui/'))) return next();
     let user: AuthUser | null = null;
     const apiKey = ctx.get('x-api-key');
     if (ctx.get('x-auth-scheme') === STUDIO_SCHEME) {

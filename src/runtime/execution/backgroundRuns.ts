@@ -11,10 +11,18 @@ import { RESERVED_FOR, type QueuedRun, type RunQueueStore } from '../storage/run
 import type { Run, RunStore } from '../storage/runStore';
 import type { ThreadStore } from '../storage/threadStore';
 import type { RunCoordinator } from './runCoordinator';
+import type { RunEventStore } from '../storage/runEventStore';
 import type { RunEvents } from './runEvents';
 import type { PreparedRun, RunRequest, RunService } from './runService';
 
 export const FINISHED_STATUSES = new Set(['success', 'error', 'interrupted', 'timeout']);
+
+/** How long the events of a finished run stay for late joiners (the Python server keeps resumable streams 2 min). */
+const EVENT_RETENTION_MS = 5 * 60_000;
+const SWEEP_EVERY_MS = 60_000;
+
+const LEASE_LOST = 'run lease lost';
+const isLeaseLost = (reason: unknown) => reason instanceof Error && reason.message === LEASE_LOST;
 
 export class BackgroundRuns {
   private readonly running = new Map<string, AbortController>();
@@ -25,6 +33,7 @@ export class BackgroundRuns {
   private closed = false;
   private readonly pollTimer: NodeJS.Timeout;
   private readonly heartbeatTimer: NodeJS.Timeout;
+  private lastSweep = 0;
 
   constructor(
     private readonly deps: {
@@ -34,13 +43,17 @@ export class BackgroundRuns {
       threads: ThreadStore;
       coordinator: RunCoordinator;
       events: RunEvents;
+      eventStore: RunEventStore;
       /** Runs this instance executes at once. */
       concurrency: number;
       deliverWebhook: (url: string, run: Run, values: unknown) => Promise<void>;
     },
   ) {
     deps.coordinator.onRunnable = () => this.kick();
-    this.pollTimer = setInterval(() => this.kick(), deps.queue.leaseMs);
+    this.pollTimer = setInterval(() => {
+      this.kick();
+      void this.sweepEvents();
+    }, deps.queue.leaseMs);
     this.pollTimer.unref();
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), Math.max(100, Math.floor(deps.queue.leaseMs / 3)));
     this.heartbeatTimer.unref();
@@ -146,7 +159,7 @@ export class BackgroundRuns {
         const queued = await this.deps.queue.takeNext();
         if (!queued) return;
         const prepared = await this.prepare(queued);
-        if (prepared) void this.execute(prepared, Boolean(queued.kwargs.stream_resumable));
+        if (prepared) void this.execute(prepared, Boolean(queued.kwargs.stream_resumable), queued.attempt);
       }
     } catch (error) {
       logger.warn({ err: error }, 'taking a background run failed; will retry');
@@ -194,11 +207,13 @@ export class BackgroundRuns {
     };
   }
 
-  private async execute(prepared: PreparedRun, resumable: boolean): Promise<void> {
+  private async execute(prepared: PreparedRun, resumable: boolean, attempt: number): Promise<void> {
     const runId = prepared.run.run_id;
     const abort = new AbortController();
     this.running.set(runId, abort);
-    this.deps.events.open(runId, resumable);
+    // A run taken over numbers its events on after those its first executor wrote (joiners hold their ids).
+    const firstId = attempt > 1 ? await this.deps.eventStore.nextSeq(runId).catch(() => 0) : 0;
+    this.deps.events.open(runId, { threadId: prepared.run.thread_id, resumable, firstId });
     let lastValues: unknown = null;
     let failed = false;
     try {
@@ -210,7 +225,7 @@ export class BackgroundRuns {
     } catch (error) {
       logger.error({ err: error, runId }, 'background run failed');
     } finally {
-      this.deps.events.close(runId);
+      await this.deps.events.close(runId, !abort.signal.aborted || !isLeaseLost(abort.signal.reason));
       this.running.delete(runId);
       this.kick();
     }
@@ -221,6 +236,15 @@ export class BackgroundRuns {
         logger.warn({ err: error, runId }, 'run webhook not delivered');
       });
     }
+  }
+
+  /** Drops the events of runs finished long ago, at most once a minute per instance. */
+  private async sweepEvents(): Promise<void> {
+    if (Date.now() - this.lastSweep < SWEEP_EVERY_MS) return;
+    this.lastSweep = Date.now();
+    await this.deps.eventStore.sweep(EVENT_RETENTION_MS).catch((error: unknown) => {
+      logger.warn({ err: error }, 'sweeping old run events failed; will retry');
+    });
   }
 
   private async heartbeat(): Promise<void> {
@@ -235,7 +259,7 @@ export class BackgroundRuns {
     try {
       const held = await this.deps.queue.heartbeat(runIds);
       // A run another instance took over (this one was too slow to extend its lease) stops here: never two executors.
-      for (const runId of runIds) if (!held.has(runId)) this.running.get(runId)?.abort(new Error('run lease lost'));
+      for (const runId of runIds) if (!held.has(runId)) this.running.get(runId)?.abort(new Error(LEASE_LOST));
     } catch (error) {
       logger.warn({ err: error }, 'extending background run leases failed; will retry');
     }

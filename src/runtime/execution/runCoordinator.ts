@@ -13,7 +13,10 @@ const CHANNEL = 'graphx_runtime';
 const RECONNECT_DELAY_MS = 1_000;
 
 type Message =
-  { type: 'cancel'; run_id: string; action: CancelAction } | { type: 'released'; thread_id: string } | { type: 'queued' };
+  | { type: 'cancel'; run_id: string; action: CancelAction }
+  | { type: 'released'; thread_id: string }
+  | { type: 'queued' }
+  | { type: 'events'; run_id: string | null; thread_id: string | null };
 
 /** Why a thread run stopped early; `lease-lost`: another process took the thread over. */
 export type StopReason = CancelAction | 'client' | 'lease-lost';
@@ -29,6 +32,8 @@ export class RunCoordinator {
   private listener: Client | null = null;
   /** Called when a background run may have become runnable (queued, or a thread released). */
   onRunnable: () => void = () => undefined;
+  /** Called when some instance wrote events of a run (RunEventStore.append sends that notification). */
+  onEvents: (runId: string | null, threadId: string | null) => void = () => undefined;
   private closed = false;
   private readonly heartbeatTimer: NodeJS.Timeout;
 
@@ -141,6 +146,7 @@ export class RunCoordinator {
       for (const wake of [...(this.waiters.get(message.thread_id) ?? [])]) wake();
       this.onRunnable();
     } else if (message.type === 'queued') this.onRunnable();
+    else if (message.type === 'events') this.onEvents(message.run_id, message.thread_id);
   }
 
   private async notify(message: Message): Promise<void> {

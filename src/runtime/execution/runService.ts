@@ -340,10 +340,14 @@ export class RunService {
     }
   }
 
-  /** Runs to the end and returns the final values (`POST .../runs/wait`); a failure is `{"__error__": …}`. */
-  async wait(prepared: PreparedRun, signal: AbortSignal): Promise<unknown> {
+  /**
+   * Runs to the end and returns the final values (`POST .../runs/wait`); a failure is `{"__error__": …}`.
+   * `onEvent` sees each event on the way (thread streams show the run).
+   */
+  async wait(prepared: PreparedRun, signal: AbortSignal, onEvent?: (event: StreamEvent) => void): Promise<unknown> {
     let last: unknown = null;
     for await (const event of this.execute({ ...prepared, request: { ...prepared.request, stream_mode: ['values'] } }, signal)) {
+      onEvent?.(event);
       if (event.event === 'values') last = event.data;
       if (event.event === 'error') return { __error__: event.data };
     }

@@ -241,3 +241,13 @@ export const cronSearchBody = Joi.object({
   .unknown(true)
   .default();
 export const cronCountBody = Joi.object(cronQueryFields).unknown(true).default();
+
+const modeList = (mode: Joi.Schema) => Joi.alternatives(mode, Joi.array().items(mode));
+export const joinStreamQuery = Joi.object({
+  cancel_on_disconnect: Joi.boolean().truthy('1').falsy('0').default(false),
+  stream_mode: modeList(streamMode),
+}).unknown(true);
+const threadStreamMode = Joi.string().valid('run_modes', 'lifecycle', 'state_update');
+// The JS SDK sends `stream_mode`; the Python server's OpenAPI names it `stream_modes`.
+export const threadStreamQuery = Joi.object({ stream_mode: modeList(threadStreamMode), stream_modes: modeList(threadStreamMode) })
+  .unknown(true);

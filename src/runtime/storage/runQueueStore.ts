@@ -152,6 +152,15 @@ export class RunQueueStore {
     return result.rows.map(toQueuedRun);
   }
 
+  /** Pending or running runs (background or streamed) of an assistant. */
+  async activeForAssistant(assistantId: string): Promise<Run[]> {
+    const result = await this.pool.query(
+      `SELECT ${COLUMNS} FROM graphx_runs r WHERE r.assistant_id = $1 AND r.status IN ('pending', 'running')`,
+      [assistantId],
+    );
+    return result.rows.map(toQueuedRun);
+  }
+
   async delete(runId: string, threadId: string): Promise<boolean> {
     const result = await this.pool.query('DELETE FROM graphx_runs WHERE run_id = $1 AND thread_id = $2', [runId, threadId]);
     return result.rowCount === 1;

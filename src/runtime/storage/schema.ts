@@ -94,6 +94,18 @@ const STATEMENTS = [
   `COMMENT ON COLUMN graphx_crons.auth_user IS 'The creator as custom auth saw it: the runs it fires act as this user'`,
   `CREATE INDEX IF NOT EXISTS graphx_crons_due ON graphx_crons (next_run_date) WHERE enabled`,
   `CREATE INDEX IF NOT EXISTS graphx_crons_metadata ON graphx_crons USING gin (metadata jsonb_path_ops)`,
+  `CREATE TABLE IF NOT EXISTS graphx_run_events (
+     id bigserial PRIMARY KEY,
+     run_id uuid,
+     thread_id uuid,
+     seq integer NOT NULL,
+     event text NOT NULL,
+     data jsonb,
+     created_at timestamptz NOT NULL DEFAULT now())`,
+  `COMMENT ON TABLE graphx_run_events IS 'Events of joinable runs for join and thread streams on any instance; swept after their run ends'`,
+  `COMMENT ON COLUMN graphx_run_events.seq IS 'Per-run event number: the id of run join streams (thread streams use id)'`,
+  `CREATE UNIQUE INDEX IF NOT EXISTS graphx_run_events_run ON graphx_run_events (run_id, seq) WHERE run_id IS NOT NULL`,
+  `CREATE INDEX IF NOT EXISTS graphx_run_events_thread ON graphx_run_events (thread_id, id) WHERE thread_id IS NOT NULL`,
   `CREATE TABLE IF NOT EXISTS graphx_trace_outbox (
      run_id uuid PRIMARY KEY,
      record jsonb NOT NULL,

@@ -11,6 +11,7 @@
 import crypto from 'node:crypto';
 import type { GraphxConfig } from '../../config';
 import type { ContainerEngine, ContainerLogLine } from '../../containers/engine';
+import { RevisionImages } from '../../containers/revisionImages';
 import { RUNTIME_UID } from '../../containers/runtimeImage';
 import type { Db } from '../../db/knex';
 import { findFreePort } from '../../net/ports';
@@ -100,11 +101,14 @@ export class ContainerInstances implements InstanceRunner {
     const role = deploymentDatabaseName(spec.deploymentId);
     const socketDir = await this.deps.sockets.ensure(spec.deploymentId, role);
     const password = encodeURIComponent(deploymentDatabasePassword(secretBox, spec.deploymentId));
+    const resources = containerResources(spec);
     const env = containerEnvironment(spec, {
       port: CONTAINER_PORT,
       databaseUri: `postgresql://${role}:${password}@localhost/${role}?host=${CONTAINER_SOCKET_DIR}`,
       controlPlaneSocket: `${CONTAINER_SOCKET_DIR}/${API_SOCKET_NAME}`,
       serviceToken,
+      memoryMb: resources.memoryMb,
+      builtImage: RevisionImages.isBuiltRef(spec.image.ref),
     });
     try {
       await engine.runContainer({
@@ -118,7 +122,7 @@ export class ContainerInstances implements InstanceRunner {
         readOnlyRootfs: true,
         tmpfs: { '/tmp': 'rw,nosuid,nodev,size=128m,mode=1777' },
         pidsLimit: PIDS_LIMIT,
-        ...containerResources(spec),
+        ...resources,
       });
     } catch (error) {
       await this.stop(row, 0).catch(() => {});

@@ -195,3 +195,23 @@ test('a batch that is empty, not a list, has a bad item or an unknown assistant 
     expect(JSON.stringify(((await response.json()) as any).detail)).toMatch(detail);
   }
 });
+
+test('deleting an assistant interrupts its running and pending runs', async () => {
+  const assistant = await client.assistants.create({ graphId: 'slow' });
+  const thread = await client.threads.create();
+  const running = await client.runs.create(thread.thread_id, assistant.assistant_id, { input: say('first') });
+  const pending = await client.runs.create(thread.thread_id, assistant.assistant_id, {
+    input: say('second'),
+    multitaskStrategy: 'enqueue',
+  });
+  const deadline = Date.now() + 5_000;
+  while ((await client.runs.get(thread.thread_id, running.run_id)).status !== 'running' && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const started = Date.now();
+  await client.assistants.delete(assistant.assistant_id);
+  await client.runs.join(thread.thread_id, running.run_id);
+  expect(Date.now() - started).toBeLessThan(2_500);
+  expect((await client.runs.get(thread.thread_id, running.run_id)).status).toBe('interrupted');
+  expect((await client.runs.get(thread.thread_id, pending.run_id)).status).toBe('interrupted');
+});

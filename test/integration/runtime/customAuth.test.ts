@@ -118,3 +118,15 @@ test('a cron handed to another user by its metadata runs as whoever last changed
   expect(changedByB.user_id).toBe('user2');
   await user2.crons.delete(cron.cron_id);
 });
+
+test("user B's copy of user A's thread is a 409 as the JS server answers it, and B cannot watch its stream; A copies it", async () => {
+  const thread = await user1.threads.create({ metadata: { topic: 'copied' } });
+  await expect(user2.threads.copy(thread.thread_id)).rejects.toThrow(/409/);
+  const copied = await user1.threads.copy(thread.thread_id);
+  expect(copied.metadata).toMatchObject({ topic: 'copied', owner: 'user1', thread_id: copied.thread_id });
+  const watched = await fetch(`${runtime.url}/threads/${thread.thread_id}/stream`, {
+    headers: { authorization: 'Bearer user2-token' },
+  });
+  expect(watched.status).toBe(404);
+  expect(await watched.json()).toHaveProperty('detail');
+});

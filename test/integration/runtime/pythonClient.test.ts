@@ -1,7 +1,7 @@
 /**
  * The Python `langgraph-sdk` client (from PyPI, in a virtualenv cached under .test-data/) against `graphx dev`:
- * it streams a run, searches threads, reads history, runs in the background and joins, cancels and uses the store
- * unchanged. Skipped, saying why, only when pip cannot install the client.
+ * it streams a run, searches threads, reads history, runs in the background and joins, cancels, uses the store,
+ * manages assistants (versions, graph, schemas) and crons (one firing on a thread) unchanged. Skipped, saying why, only when pip cannot install the client.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -121,6 +121,22 @@ return {"created": run["status"], "texts": [m["content"] for m in values["messag
   });
 });
 
+pythonTest("the Python client joins a thread's stream from its start and sees each run begin and end", () => {
+  const result = runPython(`
+thread = await client.threads.create()
+run = await client.runs.wait(thread["thread_id"], "agent", input={"messages": [{"role": "user", "content": "watched"}]})
+seen = []
+async for part in await client.threads.join_stream(thread["thread_id"], last_event_id="-", stream_mode=["lifecycle"]):
+    seen.append({"event": part.event, "data": part.data})
+    if part.data.get("status") == "run_done":
+        break
+return seen`);
+  expect(result).toEqual([
+    { event: 'metadata', data: { run_id: expect.any(String), attempt: 1 } },
+    { event: 'metadata', data: { status: 'run_done', run_id: result[0].data.run_id } },
+  ]);
+});
+
 pythonTest('the Python client cancels a running background run and waits for it to stop', () => {
   const result = runPython(`
 thread = await client.threads.create()
@@ -152,4 +168,68 @@ return {"value": item["value"], "found": [i["key"] for i in found["items"]], "sp
     ],
     gone: [],
   });
+});
+
+pythonTest('the Python client creates, versions, finds, draws and deletes assistants', () => {
+  const result = runPython(`
+created = await client.assistants.create("agent", config={"configurable": {"tone": "dry"}}, metadata={"owner": "py"}, name="py-dry")
+updated = await client.assistants.update(created["assistant_id"], metadata={"owner": "py", "v": 2}, name="py-dry-2")
+versions = await client.assistants.get_versions(created["assistant_id"])
+await client.assistants.set_latest(created["assistant_id"], 1)
+latest = await client.assistants.get(created["assistant_id"])
+found = await client.assistants.search(metadata={"owner": "py"})
+count = await client.assistants.count(metadata={"owner": "py"})
+graph = await client.assistants.get_graph(created["assistant_id"])
+schemas = await client.assistants.get_schemas(created["assistant_id"])
+await client.assistants.delete(created["assistant_id"])
+left = await client.assistants.search(metadata={"owner": "py"})
+return {
+    "created": [created["graph_id"], created["version"], created["name"]],
+    "updated": [updated["version"], updated["name"]],
+    "versions": sorted(v["version"] for v in versions),
+    "latest": [latest["version"], latest["name"]],
+    "found": [a["assistant_id"] for a in found] == [created["assistant_id"]],
+    "count": count,
+    "has_nodes": len(graph["nodes"]) > 0,
+    "schema_graph": schemas["graph_id"],
+    "left": left,
+}`);
+  expect(result).toEqual({
+    created: ['agent', 1, 'py-dry'],
+    updated: [2, 'py-dry-2'],
+    versions: [1, 2],
+    latest: [1, 'py-dry'],
+    found: true,
+    count: 1,
+    has_nodes: true,
+    schema_graph: 'agent',
+    left: [],
+  });
+});
+
+pythonTest('the Python client creates, searches, updates and deletes crons, and a per-second cron on a thread fires', () => {
+  const result = runPython(`
+thread = await client.threads.create()
+yearly = await client.crons.create("agent", schedule="0 0 1 1 *", input={"messages": [{"role": "user", "content": "new year"}]}, metadata={"from": "py"})
+ticking = await client.crons.create_for_thread(thread["thread_id"], "agent", schedule="* * * * * *", input={"messages": [{"role": "user", "content": "tick"}]})
+found = await client.crons.search(assistant_id="agent", metadata={"from": "py"})
+counted = await client.crons.count(thread_id=thread["thread_id"])
+moved = await client.crons.update(yearly["cron_id"], schedule="0 12 1 1 *")
+runs = []
+for _ in range(50):
+    runs = await client.runs.list(thread["thread_id"])
+    if any(r["status"] == "success" for r in runs):
+        break
+    await asyncio.sleep(0.2)
+await client.crons.delete(ticking["cron_id"])
+await client.crons.delete(yearly["cron_id"])
+left = await client.crons.search(metadata={"from": "py"})
+return {
+    "found": [c["cron_id"] for c in found] == [yearly["cron_id"]],
+    "counted": counted,
+    "moved": [moved["schedule"], moved["next_run_date"][11:16]],
+    "fired": any(r["status"] == "success" for r in runs),
+    "left": left,
+}`);
+  expect(result).toEqual({ found: true, counted: 1, moved: ['0 12 1 1 *', '12:00'], fired: true, left: [] });
 });

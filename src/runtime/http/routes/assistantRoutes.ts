@@ -132,6 +132,10 @@ export function registerAssistantRoutes(router: Router, services: RuntimeService
     await assistantStore().get(assistantId, filter);
     refuseSystem(services, assistantId);
     if (!(await assistantStore().delete(assistantId, filter))) throw new NotFoundError('Assistant not found');
+    // As the Python server: the assistant's pending and running runs are interrupted (they could not start or go on).
+    for (const run of await services.runQueue.activeForAssistant(assistantId)) {
+      await services.backgroundRuns.cancel(run.thread_id, [run.run_id], 'interrupt');
+    }
     if (deleteThreads) {
       // Only the threads the caller could delete one by one: the threads:delete filter applies here too.
       const metadata = { assistant_id: assistantId };

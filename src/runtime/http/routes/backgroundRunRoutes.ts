@@ -9,7 +9,8 @@ import { validatePart } from '../../../http/validation';
 import { ConflictError, NotFoundError } from '../../../errors';
 import { FINISHED_STATUSES } from '../../execution/backgroundRuns';
 import { followRun } from '../../execution/runFollower';
-import { bulkCancelBody, cancelQuery, runBatchBody, runIdParams, threadIdParams, threadRunParams } from '../schemas';
+import { queryList } from '../queryList';
+import { bulkCancelBody, cancelQuery, joinStreamQuery, runBatchBody, runIdParams, threadIdParams, threadRunParams } from '../schemas';
 import { respondWithEvents } from '../sse';
 import { filterFor, userOf, type RuntimeServices } from './context';
 import { readRunRequest, withStreamModes, type RawRunBody } from './runRoutes';
@@ -110,22 +111,28 @@ export function registerBackgroundRunRoutes(router: Router, services: RuntimeSer
   });
 
   const joinStream = async (ctx: Koa.Context, threadId: string | null, runId: string) => {
-    const run = (await services.runQueue.get(runId, threadId)) ?? throwError(runNotFound(runId));
-    const lastEventId = ctx.get('Last-Event-ID') || null;
-    const location = threadId ? `/threads/${threadId}/runs/${runId}` : `/runs/${runId}`;
-    const cancelOnDisconnect = ['1', 'true'].includes(String(ctx.query.cancel_on_disconnect));
-    respondWithEvents(ctx, location, (signal) => follow(threadId, run.run_id, lastEventId, signal), false);
-    if (cancelOnDisconnect) ctx.res.once('close', () => void backgroundRuns.cancel(threadId, [runId], 'interrupt'));
-  };
-
-  const follow = (threadId: string | null, runId: string, lastEventId: string | null, signal: AbortSignal) =>
-    followRun(
-      { runEvents: services.runEvents, threads: services.threads, getRun: (id, thread) => services.runQueue.get(id, thread) },
-      threadId,
-      runId,
-      lastEventId,
-      signal,
+    const query = validatePart<{ cancel_on_disconnect: boolean; stream_mode?: string | string[] }>(
+      joinStreamQuery,
+      { ...ctx.query, stream_mode: queryList(ctx.query.stream_mode) },
+      'query',
     );
+    const run = (await services.runQueue.get(runId, threadId)) ?? throwError(runNotFound(runId));
+    const options = {
+      lastEventId: ctx.get('Last-Event-ID') || null,
+      streamModes: query.stream_mode === undefined ? null : [query.stream_mode].flat(),
+    };
+    const location = threadId ? `/threads/${threadId}/runs/${runId}` : `/runs/${runId}`;
+    const deps = {
+      runEvents: services.runEvents,
+      eventStore: services.eventStore,
+      threads: services.threads,
+      getRun: (id: string, thread: string | null) => services.runQueue.get(id, thread),
+    };
+    respondWithEvents(ctx, location, (signal) => followRun(deps, run, options, signal), false);
+    if (query.cancel_on_disconnect) {
+      ctx.res.once('close', () => void backgroundRuns.cancel(threadId, [runId], 'interrupt').catch(() => undefined));
+    }
+  };
 
   router.get('/threads/:threadId/runs/:runId/stream', async (ctx) => {
     const { threadId, runId } = await visibleRun(ctx);

@@ -13,6 +13,7 @@ import type { ThreadStateService } from '../../execution/threadState';
 import type { GraphRegistry } from '../../graphs';
 import type { ModuleLoader } from '../../graphSchemas';
 import type { RuntimeMetrics } from '../../metrics';
+import type { RunEventStore } from '../../storage/runEventStore';
 import type { RunQueueStore } from '../../storage/runQueueStore';
 import type { CronStore } from '../../storage/cronStore';
 import type { RunStore } from '../../storage/runStore';
@@ -30,6 +31,7 @@ export interface RuntimeServices {
   backgroundRuns: BackgroundRuns;
   runQueue: RunQueueStore;
   runEvents: RunEvents;
+  eventStore: RunEventStore;
   store: BaseStore;
   crons: CronStore;
   coordinator: RunCoordinator;

@@ -12,6 +12,7 @@ import { registerStoreRoutes } from './storeRoutes';
 import { registerThreadPruneRoutes } from './threadPruneRoutes';
 import { registerThreadRoutes } from './threadRoutes';
 import { registerThreadStateRoutes } from './threadStateRoutes';
+import { registerThreadStreamRoutes } from './threadStreamRoutes';
 
 /** Registers the meta, assistant, thread, state, run, background-run, store, cron and MCP routes on `router`. */
 export function registerRuntimeRoutes(router: Router, services: RuntimeServices): void {
@@ -21,6 +22,7 @@ export function registerRuntimeRoutes(router: Router, services: RuntimeServices)
   registerThreadPruneRoutes(router, services);
   registerThreadRoutes(router, services);
   registerThreadStateRoutes(router, services);
+  registerThreadStreamRoutes(router, services);
   registerRunRoutes(router, services);
   registerBackgroundRunRoutes(router, services);
   registerStoreRoutes(router, services, services.store);

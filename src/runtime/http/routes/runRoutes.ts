@@ -7,6 +7,7 @@ import type { AuthUser } from '../../auth/authUser';
 import type { ApiStreamMode, StreamEvent } from '../../execution/graphStream';
 import { followRun } from '../../execution/runFollower';
 import type { PreparedRun, RunRequest } from '../../execution/runService';
+import type { Run } from '../../storage/runStore';
 import { toWireJson } from '../../execution/serialize';
 import { fastRunBody } from '../runBodyFastPath';
 import { runBody, threadIdParams } from '../schemas';
@@ -52,31 +53,38 @@ export function registerRunRoutes(router: Router, services: RuntimeServices): vo
     return { queued: await services.backgroundRuns.create(user, threadId, queuedRequest, { reserveHere: true }) };
   };
 
-  /** The events of a run streamed here; a resumable one's are kept (with ids) for join streams after a reload. */
+  /**
+   * The events of a run streamed here. A run on a thread also keeps them (RunEvents) for join and thread streams on
+   * any instance; only a resumable one's carry ids.
+   */
   async function* executeHere(prepared: PreparedRun, signal: AbortSignal): AsyncGenerator<StreamEvent & { id?: string }> {
-    const runId = prepared.run.run_id;
-    if (!prepared.request.stream_resumable || !prepared.run.thread_id)
-      return yield* services.runService.execute(prepared, signal);
-    services.runEvents.open(runId, true);
+    const { run_id: runId, thread_id: threadId } = prepared.run;
+    if (!threadId) return yield* services.runService.execute(prepared, signal);
+    const resumable = Boolean(prepared.request.stream_resumable);
+    services.runEvents.open(runId, { threadId, resumable });
     try {
-      for await (const event of services.runService.execute(prepared, signal)) yield services.runEvents.publish(runId, event);
+      for await (const event of services.runService.execute(prepared, signal)) {
+        const numbered = services.runEvents.publish(runId, event);
+        yield resumable ? numbered : event;
+      }
     } finally {
-      services.runEvents.close(runId);
+      void services.runEvents.close(runId);
     }
   }
 
-  async function* followQueued(threadId: string, runId: string, cancelOnDisconnect: boolean, signal: AbortSignal) {
+  async function* followQueued(run: Run, cancelOnDisconnect: boolean, signal: AbortSignal) {
     const deps = {
       runEvents: services.runEvents,
+      eventStore: services.eventStore,
       threads: services.threads,
       getRun: services.runQueue.get.bind(services.runQueue),
     };
     try {
-      yield* followRun(deps, threadId, runId, '-1', signal);
+      yield* followRun(deps, run, { lastEventId: '-1', streamModes: null }, signal);
     } finally {
-      services.backgroundRuns.unreserve(runId);
+      services.backgroundRuns.unreserve(run.run_id);
     }
-    if (signal.aborted && cancelOnDisconnect) await services.backgroundRuns.cancel(threadId, [runId], 'interrupt');
+    if (signal.aborted && cancelOnDisconnect) await services.backgroundRuns.cancel(run.thread_id, [run.run_id], 'interrupt');
   }
 
   const stream = async (ctx: Koa.Context) => {
@@ -89,7 +97,7 @@ export function registerRunRoutes(router: Router, services: RuntimeServices): vo
     respondWithEvents(
       ctx,
       location,
-      (signal) => (prepared ? executeHere(prepared, signal) : followQueued(threadId!, runId, cancelOnDisconnect, signal)),
+      (signal) => (prepared ? executeHere(prepared, signal) : followQueued(queued!, cancelOnDisconnect, signal)),
       cancelOnDisconnect,
       services.metrics.activeStreams,
     );
@@ -101,7 +109,12 @@ export function registerRunRoutes(router: Router, services: RuntimeServices): vo
     const prepared = await services.runService.prepare(userOf(ctx), threadId, request);
     const abort = new AbortController();
     if (request.on_disconnect === 'cancel') ctx.res.once('close', () => ctx.res.writableFinished || abort.abort());
-    const result = await services.runService.wait(prepared, abort.signal);
+    const runId = prepared.run.run_id;
+    // A run on a thread shows in the thread's stream (RunEvents keeps its events for it).
+    if (threadId) services.runEvents.open(runId, { threadId, resumable: false });
+    const result = await services.runService
+      .wait(prepared, abort.signal, threadId ? (event) => services.runEvents.publish(runId, event) : undefined)
+      .finally(() => threadId && void services.runEvents.close(runId));
     ctx.set('Content-Location', threadId ? `/threads/${threadId}/runs/${prepared.run.run_id}` : `/runs/${prepared.run.run_id}`);
     ctx.type = 'application/json';
     ctx.body = toWireJson(result);

@@ -5,8 +5,9 @@
  */
 import type Router from '@koa/router';
 import type Koa from 'koa';
+import { STATE_UPDATE_EVENT } from '../../execution/threadFollower';
 import { validatePart } from '../../../http/validation';
-import { NotFoundError } from '../../../errors';
+import { ConflictError } from '../../../errors';
 import type { CheckpointRef, HistoryQuery } from '../../execution/threadState';
 import {
   historyBody,
@@ -70,6 +71,10 @@ export function registerThreadStateRoutes(router: Router, services: RuntimeServi
     const filter = await filterFor(services, ctx, 'threads', 'update', { thread_id: threadId, ...body });
     const checkpoint = { ...(body.checkpoint ?? {}), ...(body.checkpoint_id ? { checkpoint_id: body.checkpoint_id } : {}) };
     ctx.body = await services.threadState.update(threadId, filter, { values: body.values, asNode: body.as_node, checkpoint });
+    // Thread streams show the update (`state_update`, as the Python server publishes it).
+    const state = await services.threadState.get(threadId, filter, {}, false);
+    const event = { seq: 0, event: STATE_UPDATE_EVENT, json: `{"state":${state},"thread_id":"${threadId}"}` };
+    await services.eventStore.append(null, threadId, [event]);
   });
 
   router.post('/threads/:threadId/history', async (ctx) => {
@@ -93,11 +98,13 @@ export function registerThreadStateRoutes(router: Router, services: RuntimeServi
   router.post('/threads/:threadId/copy', async (ctx) => {
     const threadId = threadIdOf(ctx);
     const filter = await readFilter(ctx, threadId);
+    // 409 for a thread that is missing or outside the caller's filter alike, as the JS server answers a copy (its
+    // auth suite: another user's copy is "HTTP 409"); the same answer for both reveals nothing of other users' threads.
     const source = await services.threads.get(threadId, filter);
-    if (!source) throw new NotFoundError(`Thread with ID ${threadId} not found.`);
+    if (!source) throw new ConflictError(`Thread with ID ${threadId} not found.`);
     await filterFor(services, ctx, 'threads', 'create', { thread_id: null, metadata: { ...source.metadata } });
     const copy = await services.threads.copy(threadId, filter);
-    if (!copy) throw new NotFoundError(`Thread with ID ${threadId} not found.`);
+    if (!copy) throw new ConflictError(`Thread with ID ${threadId} not found.`);
     ctx.body = copy;
   });
 }

@@ -1,0 +1,90 @@
+/**
+ * The events of joinable runs (background runs, and runs streamed on a thread) in the deployment's database, so a
+ * join stream or a thread stream on any instance sees them: each batch is written in one statement that also
+ * notifies every instance (`graphx_runtime`, type `events`), so a joiner elsewhere reads it at once. A run's events
+ * are numbered per run (`seq`, the `id:` of run join streams); the row id orders a thread's events (the `id:` of
+ * thread streams). A row with event END_EVENT marks the end of one execution of the run. Rows outlive their run by
+ * RETENTION_MS, then the sweep drops them.
+ */
+import type { Pool } from 'pg';
+
+export const END_EVENT = 'graphx:end';
+const CHANNEL = 'graphx_runtime';
+
+export interface StoredRunEvent {
+  /** Row id: the thread stream's event id. */
+  id: string;
+  runId: string | null;
+  seq: number;
+  event: string;
+  data: unknown;
+}
+
+export interface EventToStore {
+  seq: number;
+  event: string;
+  /** The data as wire JSON (serialize.ts), stored as it is. */
+  json: string;
+}
+
+function toStored(row: Record<string, any>): StoredRunEvent {
+  return { id: String(row.id), runId: row.run_id, seq: row.seq, event: row.event, data: row.data };
+}
+
+export class RunEventStore {
+  constructor(private readonly pool: Pool) {}
+
+  /** Appends a run's events (a repeated seq is ignored: a run taken over writes on after the last one kept). */
+  async append(runId: string | null, threadId: string | null, events: EventToStore[]): Promise<void> {
+    // Built by hand: the data is already wire JSON, parsing it to build an object for JSON.stringify would double the cost.
+    const rows = events.map((item) => `{"seq":${item.seq},"event":${JSON.stringify(item.event)},"data":${item.json}}`);
+    await this.pool.query(
+      `WITH written AS (
+         INSERT INTO graphx_run_events (run_id, thread_id, seq, event, data)
+         SELECT $1::uuid, $2::uuid, r.seq, r.event, r.data FROM jsonb_to_recordset($3::jsonb) AS r(seq int, event text, data jsonb)
+         ON CONFLICT DO NOTHING RETURNING 1)
+       SELECT pg_notify('${CHANNEL}', $4) FROM (SELECT count(*) FROM written) AS c`,
+      [runId, threadId, `[${rows.join(',')}]`, JSON.stringify({ type: 'events', run_id: runId, thread_id: threadId })],
+    );
+  }
+
+  /** The run's events with seq ≥ `fromSeq`, oldest first. */
+  async forRun(runId: string, fromSeq: number, limit = 500): Promise<StoredRunEvent[]> {
+    const result = await this.pool.query(
+      `SELECT id, run_id, seq, event, data FROM graphx_run_events WHERE run_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3`,
+      [runId, fromSeq, limit],
+    );
+    return result.rows.map(toStored);
+  }
+
+  /** The next seq of a run (0 when it has none): where an execution taking over the run numbers on. */
+  async nextSeq(runId: string): Promise<number> {
+    const result = await this.pool.query('SELECT max(seq) AS seq FROM graphx_run_events WHERE run_id = $1', [runId]);
+    return result.rows[0]?.seq === null || result.rows[0]?.seq === undefined ? 0 : Number(result.rows[0].seq) + 1;
+  }
+
+  /** The thread's events after row id `afterId`, oldest first. */
+  async forThread(threadId: string, afterId: string, limit = 500): Promise<StoredRunEvent[]> {
+    const result = await this.pool.query(
+      `SELECT id, run_id, seq, event, data FROM graphx_run_events WHERE thread_id = $1 AND id > $2 ORDER BY id LIMIT $3`,
+      [threadId, afterId, limit],
+    );
+    return result.rows.map(toStored);
+  }
+
+  /** The newest row id of the thread's events ('0' when none): a thread stream without Last-Event-ID starts there. */
+  async lastThreadEventId(threadId: string): Promise<string> {
+    const result = await this.pool.query('SELECT max(id) AS id FROM graphx_run_events WHERE thread_id = $1', [threadId]);
+    return String(result.rows[0]?.id ?? '0');
+  }
+
+  /** Drops the events of runs that ended (or vanished) more than `retentionMs` ago. */
+  async sweep(retentionMs: number): Promise<void> {
+    await this.pool.query(
+      `DELETE FROM graphx_run_events e WHERE e.created_at < now() - $1 * interval '1 millisecond' AND NOT EXISTS (
+         SELECT 1 FROM graphx_runs r WHERE r.run_id = e.run_id
+            AND (r.status IN ('pending', 'running') OR r.updated_at > now() - $1 * interval '1 millisecond'))`,
+      [retentionMs],
+    );
+  }
+}
