@@ -16,7 +16,7 @@ import { codehostDeployment, readSse, startPipelineStack, type PipelineStack } f
 import { ensureTestRuntimeImage, IMAGE_BUILD_HOOK_MS } from '../support/runtimeImage';
 import { killWorkerProcess, processesMentioning, startWorkerProcess } from '../support/workerProcess';
 
-jest.setTimeout(300_000);
+jest.setTimeout(360_000);
 
 const FIXTURE = path.resolve(__dirname, '..', 'fixtures', 'apps', 'pipeline-echo');
 const settled = (status: string) => ['DEPLOYED', 'SKIPPED', 'INTERRUPTED', 'BUILD_FAILED', 'DEPLOY_FAILED'].includes(status);
@@ -142,8 +142,9 @@ describeWithEngine(
     });
 
     it('ends a failing image build BUILD_FAILED with its output, and POST …/retry builds it again to DEPLOYED without a new revision', async () => {
-      // The build step fails until a moment 30 s away has passed, as a step depending on a registry that is down would.
-      const until = Math.floor(Date.now() / 1000) + 30;
+      // The build step fails until a moment 90 s away has passed, as a step depending on a registry that is down would.
+      // The margin covers a fresh machine's first dependency install before the step (it must fail the first time).
+      const until = Math.floor(Date.now() / 1000) + 90;
       const created = await pipeline.api(
         'POST',
         '/v2/deployments',
