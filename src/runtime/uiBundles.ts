@@ -77,11 +77,7 @@ require(esbuildPath).build({
  * Bundles each agent's components.
  * @throws ConfigError naming the agent when a component file is outside the application or does not compile.
  */
-export async function bundleUi(
-  appDir: string,
-  ui: Record<string, string>,
-  shared: string[],
-): Promise<Map<string, UiFile[]>> {
+export async function bundleUi(appDir: string, ui: Record<string, string>, shared: string[]): Promise<Map<string, UiFile[]>> {
   const bundles = new Map<string, UiFile[]>();
   for (const [agent, userPath] of Object.entries(ui)) {
     const file = path.resolve(appDir, userPath);

@@ -22,7 +22,8 @@ const POLL_MS = 1_000;
 export async function threadStreamStart(store: RunEventStore, threadId: string, lastEventId: string | null): Promise<string> {
   if (lastEventId === null) return store.lastThreadEventId(threadId);
   if (lastEventId === '-' || lastEventId === '-1') return '0';
-  if (!/^\d{1,18}$/.test(lastEventId)) throw new InputError(`Last-Event-ID ${JSON.stringify(lastEventId)} is not an event id of this stream.`);
+  if (!/^\d{1,18}$/.test(lastEventId))
+    throw new InputError(`Last-Event-ID ${JSON.stringify(lastEventId)} is not an event id of this stream.`);
   return lastEventId;
 }
 

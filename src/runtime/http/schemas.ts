@@ -249,5 +249,7 @@ export const joinStreamQuery = Joi.object({
 }).unknown(true);
 const threadStreamMode = Joi.string().valid('run_modes', 'lifecycle', 'state_update');
 // The JS SDK sends `stream_mode`; the Python server's OpenAPI names it `stream_modes`.
-export const threadStreamQuery = Joi.object({ stream_mode: modeList(threadStreamMode), stream_modes: modeList(threadStreamMode) })
-  .unknown(true);
+export const threadStreamQuery = Joi.object({
+  stream_mode: modeList(threadStreamMode),
+  stream_modes: modeList(threadStreamMode),
+}).unknown(true);

@@ -30,13 +30,17 @@ describeWithEngine('graphx-runtime image', () => {
     await test.service.stop();
   });
 
-  it('is built once per content: a second build with the same sources is found by its content hash', async () => {
-    const first = await ensureTestRuntimeImage(test.engine);
-    const second = await ensureTestRuntimeImage(test.engine);
-    expect(second).toEqual({ ...first, built: false });
-    const image = await test.engine.inspectImage(first.versionRef);
-    expect(image?.labels['graphx.content-hash']).toBe(first.contentHash);
-  }, IMAGE_BUILD_HOOK_MS);
+  it(
+    'is built once per content: a second build with the same sources is found by its content hash',
+    async () => {
+      const first = await ensureTestRuntimeImage(test.engine);
+      const second = await ensureTestRuntimeImage(test.engine);
+      expect(second).toEqual({ ...first, built: false });
+      const image = await test.engine.inspectImage(first.versionRef);
+      expect(image?.labels['graphx.content-hash']).toBe(first.contentHash);
+    },
+    IMAGE_BUILD_HOOK_MS,
+  );
 
   it('runs as an unprivileged user with the host Node version, npm, yarn classic, pnpm, the host CA bundle and the runtime bundle', async () => {
     const { ref } = await ensureTestRuntimeImage(test.engine);

@@ -28,7 +28,9 @@ const uiClient = () => (client as unknown as { '~ui': { getComponent(agent: stri
 test('the client loads an agent component: a stylesheet link and a script that renders the named component', async () => {
   const html = await uiClient().getComponent('agent', 'weather');
   const css = html.match(/<link rel="stylesheet" href="([^"]+)" \/>/)![1]!;
-  const script = html.match(/<script src="([^"]+)" onload='__LGUI_agent\.render\("weather", "\{\{shadowRootId\}\}"\)'><\/script>/)![1]!;
+  const script = html.match(
+    /<script src="([^"]+)" onload='__LGUI_agent\.render\("weather", "\{\{shadowRootId\}\}"\)'><\/script>/,
+  )![1]!;
   expect(css).toBe(`${runtime.url}/ui/agent/entrypoint.css`);
   expect(script).toBe(`${runtime.url}/ui/agent/entrypoint.js`);
 

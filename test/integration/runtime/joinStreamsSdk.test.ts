@@ -15,10 +15,7 @@ let clients: Client[];
 
 beforeAll(async () => {
   database = await createTestDatabase('joins');
-  instances = await Promise.all([
-    startDevRuntime('runtime-echo', database.url),
-    startDevRuntime('runtime-echo', database.url),
-  ]);
+  instances = await Promise.all([startDevRuntime('runtime-echo', database.url), startDevRuntime('runtime-echo', database.url)]);
   clients = instances.map((instance) => new Client({ apiUrl: instance.url, apiKey: null }));
 }, 120_000);
 
@@ -107,9 +104,7 @@ test('a join with stream_mode gets only those modes (and the metadata)', async (
 test('an error in a background run reaches joiners on both instances as an error event', async () => {
   const thread = await clients[0]!.threads.create();
   const run = await clients[0]!.runs.create(thread.thread_id, 'failing', { input: say('boom') });
-  const [here, there] = await Promise.all(
-    clients.map((client) => collect(client.runs.joinStream(thread.thread_id, run.run_id))),
-  );
+  const [here, there] = await Promise.all(clients.map((client) => collect(client.runs.joinStream(thread.thread_id, run.run_id))));
   for (const events of [here!, there!]) {
     expect(events.at(-1)).toEqual({ event: 'error', data: { error: 'CustomError', message: 'Boo!' } });
   }
@@ -126,9 +121,7 @@ test('a thread stream shows the runs of the thread executed by either instance, 
   await new Promise((resolve) => setTimeout(resolve, 500));
   const runs = [];
   for (const text of ['one', 'two']) {
-    runs.push(
-      await clients[0]!.runs.create(thread.thread_id, 'agent', { input: say(text), multitaskStrategy: 'enqueue' }),
-    );
+    runs.push(await clients[0]!.runs.create(thread.thread_id, 'agent', { input: say(text), multitaskStrategy: 'enqueue' }));
   }
   for (const run of runs) await clients[0]!.runs.join(thread.thread_id, run.run_id);
   await clients[0]!.threads.updateState(thread.thread_id, { values: say('edited'), asNode: 'tools' });
@@ -152,7 +145,7 @@ test('a thread stream shows the runs of the thread executed by either instance, 
   const update = events.at(-1)!;
   expect(update.event).toBe('state_update');
   expect(update.data.thread_id).toBe(thread.thread_id);
-  expect(texts(update.data.state.values).at(-1)).toBe("edited");
+  expect(texts(update.data.state.values).at(-1)).toBe('edited');
   const ids = events.map((event) => Number(event.id));
   expect(ids).toEqual([...ids].sort((a, b) => a - b));
 
@@ -163,8 +156,7 @@ test('a thread stream shows the runs of the thread executed by either instance, 
   );
   expect(runModes).toEqual(events.slice(0, -1));
   const replay = await collectUntil(
-    (signal) =>
-      clients[0]!.threads.joinStream(thread.thread_id, { signal, lastEventId: '-', streamMode: 'lifecycle' }),
+    (signal) => clients[0]!.threads.joinStream(thread.thread_id, { signal, lastEventId: '-', streamMode: 'lifecycle' }),
     (seen) => seen.length === 4,
   );
   expect(replay.map((event) => event.data)).toEqual(lifecycle);

@@ -10,7 +10,15 @@ import { ConflictError, NotFoundError } from '../../../errors';
 import { FINISHED_STATUSES } from '../../execution/backgroundRuns';
 import { followRun } from '../../execution/runFollower';
 import { queryList } from '../queryList';
-import { bulkCancelBody, cancelQuery, joinStreamQuery, runBatchBody, runIdParams, threadIdParams, threadRunParams } from '../schemas';
+import {
+  bulkCancelBody,
+  cancelQuery,
+  joinStreamQuery,
+  runBatchBody,
+  runIdParams,
+  threadIdParams,
+  threadRunParams,
+} from '../schemas';
 import { respondWithEvents } from '../sse';
 import { filterFor, userOf, type RuntimeServices } from './context';
 import { readRunRequest, withStreamModes, type RawRunBody } from './runRoutes';
