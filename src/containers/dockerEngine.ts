@@ -174,6 +174,30 @@ export class DockerEngine implements ContainerEngine {
     }
   }
 
+  async ensureIsolatedNetwork(name: string, labels: Record<string, string> = {}): Promise<void> {
+    try {
+      await this.docker.getNetwork(name).inspect();
+      return;
+    } catch (error) {
+      if (statusOf(error) !== 404) throw engineError(`inspect network ${name}`, error);
+    }
+    // Docker Engine isolates user-defined bridges from each other by itself; podman (netavark) does on `isolate`.
+    const options: Record<string, string> = (await this.isPodman()) ? { isolate: 'true' } : {};
+    try {
+      await this.docker.createNetwork({ Name: name, Driver: 'bridge', Options: options, Labels: labels, CheckDuplicate: true });
+    } catch (error) {
+      if (statusOf(error) !== 409) throw engineError(`create network ${name}`, error);
+    }
+  }
+
+  async removeNetwork(name: string): Promise<void> {
+    try {
+      await this.docker.getNetwork(name).remove();
+    } catch (error) {
+      if (statusOf(error) !== 404) throw engineError(`remove network ${name}`, error);
+    }
+  }
+
   async runContainer(spec: ContainerSpec): Promise<ContainerInfo> {
     const port = spec.publish ? `${spec.publish.containerPort}/tcp` : null;
     try {

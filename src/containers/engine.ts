@@ -71,7 +71,7 @@ export interface ContainerSpec {
   /** Relative CPU weight when cores are contended (1024 = one core's worth). */
   cpuShares?: number;
   pidsLimit?: number;
-  /** Network mode; default the engine's bridge. `none` for no network at all. */
+  /** Network mode or name; default the engine's bridge. `none` for no network at all. */
   network?: string;
 }
 
@@ -113,6 +113,13 @@ export interface ContainerEngine {
   tagImage(ref: string, newRef: string): Promise<void>;
   /** Removes a tag (and the image when no other tag holds it); a missing image is not an error. */
   removeImage(ref: string): Promise<void>;
+  /**
+   * Creates a bridge network isolated from every other isolated network (a missing one only; a concurrent create is
+   * not an error). Containers on one such network reach each other and the outside world, not other networks.
+   */
+  ensureIsolatedNetwork(name: string, labels?: Record<string, string>): Promise<void>;
+  /** Removes a network; a missing one is not an error. */
+  removeNetwork(name: string): Promise<void>;
   /** Creates and starts a container. */
   runContainer(spec: ContainerSpec): Promise<ContainerInfo>;
   inspectContainer(idOrName: string): Promise<ContainerInfo | null>;

@@ -9,7 +9,8 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { LABELS } from '../../src/targets/container/containerInstances';
+import Docker from 'dockerode';
+import { deploymentNetworkName, LABELS } from '../../src/targets/container/containerInstances';
 import { describeWithEngine, startTestEngine, type TestEngine } from '../support/containerEngine';
 import { createGitRepo, type GitRepo } from '../support/gitRepos';
 import { codehostDeployment, readSse, startPipelineStack, type PipelineStack } from '../support/pipelineStack';
@@ -72,6 +73,14 @@ describeWithEngine('deployments built into images and run as containers (GRAPHX_
         .map((line) => line.message)
         .join('\n');
     const containersOf = (deploymentId: string) => engine.engine.listContainers({ [LABELS.deployment]: deploymentId });
+    const networkExists = (name: string) =>
+      new Docker({ socketPath: engine.service.socketPath })
+        .getNetwork(name)
+        .inspect()
+        .then(
+          () => true,
+          () => false,
+        );
 
     async function settle(deploymentId: string, revisionId: string) {
       await pipeline.waitForRevision(deploymentId, revisionId, settled, 480_000);
@@ -97,6 +106,7 @@ describeWithEngine('deployments built into images and run as containers (GRAPHX_
       });
       const running = (await containersOf(deploymentId)).filter((container) => container.state === 'running');
       expect(running.map((container) => container.labels[LABELS.revision])).toEqual([first.id]);
+      expect(await networkExists(deploymentNetworkName(deploymentId))).toBe(true);
 
       // A code-only change: same lock file, so the install layer comes from the cache.
       const graph = fs.readFileSync(path.join(repo.dir, 'src', 'graph.js'), 'utf8');
@@ -127,6 +137,7 @@ describeWithEngine('deployments built into images and run as containers (GRAPHX_
       expect((await pipeline.api('GET', `/v2/deployments/${deploymentId}`)).status).toBe(404);
       expect((await containersOf(deploymentId)).filter((container) => container.state === 'running')).toEqual([]);
       expect(await engine.engine.inspectImage(second.source_revision_config.image_ref)).toBeNull();
+      expect(await networkExists(deploymentNetworkName(deploymentId))).toBe(false);
     });
   });
 

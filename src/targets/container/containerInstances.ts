@@ -14,6 +14,7 @@ import type { ContainerEngine, ContainerLogLine } from '../../containers/engine'
 import { RevisionImages } from '../../containers/revisionImages';
 import { RUNTIME_UID } from '../../containers/runtimeImage';
 import type { Db } from '../../db/knex';
+import { logger } from '../../logger';
 import { findFreePort } from '../../net/ports';
 import { deploymentDatabaseName, deploymentDatabasePassword } from '../../pipeline/deploymentDatabase';
 import type { RevisionSpec } from '../../pipeline/revisionSpec';
@@ -44,6 +45,14 @@ export interface ContainerInstancesDeps {
 
 export function containerName(instanceId: string): string {
   return `graphx-app-${instanceId}`;
+}
+
+/**
+ * The deployment's own network: isolated from every other deployment's, so one tenant's app cannot reach another's
+ * containers by address (the engine's default bridge would let it); the outside world stays reachable.
+ */
+export function deploymentNetworkName(deploymentId: string): string {
+  return `graphx-deployment-${deploymentId}`;
 }
 
 /** CPU and memory of an instance from `resource_spec`: limits are hard, `cpu` and `memory_mb` what it is promised. */
@@ -111,8 +120,11 @@ export class ContainerInstances implements InstanceRunner {
       builtImage: RevisionImages.isBuiltRef(spec.image.ref),
     });
     try {
+      const network = deploymentNetworkName(spec.deploymentId);
+      await engine.ensureIsolatedNetwork(network, { [LABELS.deployment]: spec.deploymentId });
       await engine.runContainer({
         name: containerName(id),
+        network,
         image: spec.image.ref,
         env,
         labels: { [LABELS.instance]: id, [LABELS.deployment]: spec.deploymentId, [LABELS.revision]: spec.revisionId },
@@ -210,6 +222,16 @@ export class ContainerInstances implements InstanceRunner {
 
   async canRun(spec: RevisionSpec): Promise<boolean> {
     return !!spec.image && (await this.deps.engine.inspectImage(spec.image.ref)) !== null;
+  }
+
+  /** The deployment is gone from here (every instance stopped): its network goes too. */
+  async deploymentStopped(deploymentId: string): Promise<void> {
+    try {
+      await this.deps.engine.removeNetwork(deploymentNetworkName(deploymentId));
+    } catch (error) {
+      // A network left behind holds no tenant data; the delete itself has succeeded.
+      logger.warn({ err: error, deploymentId }, 'could not remove the deployment network');
+    }
   }
 
   supervisedIds(): string[] {

@@ -25,6 +25,8 @@ export interface InstanceRunner {
   describeDeath(row: InstanceRow): Promise<string>;
   /** Whether this runner can start the revision here (its build or image is present). */
   canRun(spec: RevisionSpec): Promise<boolean>;
+  /** Called once every instance of a deployment is stopped (delete): frees what the runner kept per deployment. */
+  deploymentStopped?(deploymentId: string): Promise<void>;
   /** Ids of the instances this process supervises. */
   supervisedIds(): string[];
   /** Hurries the stops under way (a drain may wait up to its timeout): each gets `graceMs`, then SIGKILL. */

@@ -154,6 +154,7 @@ export class InstanceTarget implements DeploymentTarget {
     await withDeploymentLock(this.lockUrl(), deploymentId, onWait, async () => {
       const rows = await liveInstances(this.options.db, deploymentId);
       await Promise.all(rows.map((row) => this.instances.stop(row, 10_000, onWait)));
+      await this.instances.deploymentStopped?.(deploymentId);
     });
   }
 

@@ -7,7 +7,12 @@ import path from 'node:path';
 import Docker from 'dockerode';
 import { createApp } from '../../../src/api/app';
 import { ContainerTarget } from '../../../src/targets/container';
-import { containerName, PIDS_LIMIT } from '../../../src/targets/container/containerInstances';
+import {
+  CONTAINER_PORT,
+  containerName,
+  deploymentNetworkName,
+  PIDS_LIMIT,
+} from '../../../src/targets/container/containerInstances';
 import { deploymentDatabaseName, ensureDeploymentDatabase } from '../../../src/pipeline/deploymentDatabase';
 import { loadRevisionSpec } from '../../../src/pipeline/revisionSpec';
 import { liveInstances } from '../../../src/targets/local/instanceRows';
@@ -230,6 +235,17 @@ describeWithEngine('ContainerTarget (real podman, real PostgreSQL, runtime image
       expect(await probe('control-plane', { port })).toEqual({
         reached: false,
         detail: { direct: [null, null], publicApi: 403 },
+      });
+    });
+
+    it("cannot reach another deployment's app container by its address: each deployment has its own isolated network", async () => {
+      const [otherRow] = await liveInstances(db, other.deploymentId);
+      const networks = (await inspect(otherRow!.id)).NetworkSettings.Networks as Record<string, { IPAddress: string }>;
+      expect(Object.keys(networks)).toEqual([deploymentNetworkName(other.deploymentId)]);
+      const host = Object.values(networks)[0]!.IPAddress;
+      expect(await probe('other-app', { host, port: String(CONTAINER_PORT) })).toEqual({
+        reached: false,
+        detail: { self: true, other: null },
       });
     });
 
