@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /** Keys that change what we build or serve. */
-const HONOURED = ['graphs', 'env', 'auth', 'http', 'dependencies', 'node_version', '$schema', 'description'];
+const HONOURED = ['graphs', 'env', 'auth', 'http', 'ui', 'ui_config', 'dependencies', 'node_version', '$schema', 'description'];
 
 /** Documented `langgraph.json` keys that have no effect here (what happens instead is said in the warning). */
 const IGNORED: Record<string, string> = {
@@ -23,8 +23,6 @@ const IGNORED: Record<string, string> = {
   pip_installer: 'only JavaScript graphs are served',
   store: 'the store has no semantic index here',
   checkpointer: 'threads are kept in the deployment database',
-  ui: 'generative UI components are not bundled',
-  ui_config: 'generative UI components are not bundled',
   keep_alive: 'streams send their own keep-alive comments',
   webhooks: 'webhook settings are not applied',
   encryption: 'secrets at rest use the platform key',

@@ -69,7 +69,6 @@ describe('graphx.json keys', () => {
       store: { index: { dims: 3, embed: 'fake:embed' } },
       checkpointer: { ttl: { strategy: 'delete' } },
       http: { cors: { allow_origins: ['*'] } },
-      ui: { agent: './src/agent/ui.tsx' },
       keep_alive: 30,
       image_distro: 'wolfi',
     };
@@ -83,7 +82,7 @@ describe('graphx.json keys', () => {
     await pipeline.waitForRevision(id, revisionId, (status) => status === 'DEPLOYED' || status.endsWith('_FAILED'), 300_000);
     expect((await pipeline.api('GET', `/v2/deployments/${id}/revisions/${revisionId}`)).body.status).toBe('DEPLOYED');
     const messages = await logMessages(id, revisionId);
-    for (const key of ['dockerfile_lines', 'store', 'checkpointer', 'ui', 'keep_alive', 'image_distro']) {
+    for (const key of ['dockerfile_lines', 'store', 'checkpointer', 'keep_alive', 'image_distro']) {
       expect(messages.some((message) => message.includes(`graphx.json "${key}" is accepted but not supported here`))).toBe(true);
     }
 
