@@ -13,7 +13,7 @@ import Docker from 'dockerode';
 import { deploymentNetworkName, LABELS } from '../../src/targets/container/containerInstances';
 import { describeWithEngine, startTestEngine, type TestEngine } from '../support/containerEngine';
 import { createGitRepo, type GitRepo } from '../support/gitRepos';
-import { codehostDeployment, readSse, startPipelineStack, type PipelineStack } from '../support/pipelineStack';
+import { codehostDeployment, startPipelineStack, streamEchoRun, type PipelineStack } from '../support/pipelineStack';
 import { startRegistry, type TestRegistry } from '../support/registry';
 import { ensureTestRuntimeImage, IMAGE_BUILD_HOOK_MS } from '../support/runtimeImage';
 
@@ -22,15 +22,7 @@ jest.setTimeout(600_000);
 const FIXTURE = path.resolve(__dirname, '..', 'fixtures', 'apps', 'pipeline-echo');
 const settled = (status: string) => ['DEPLOYED', 'SKIPPED', 'INTERRUPTED', 'BUILD_FAILED', 'DEPLOY_FAILED'].includes(status);
 
-async function echo(url: string, apiKey: string, input: string) {
-  const response = await fetch(`${url}/runs/stream`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'X-Api-Key': apiKey },
-    body: JSON.stringify({ assistant_id: 'agent', input: { input }, stream_mode: 'updates' }),
-  });
-  expect(response.status).toBe(200);
-  return readSse(response);
-}
+const echo = streamEchoRun;
 
 describeWithEngine('deployments built into images and run as containers (GRAPHX_RUNNER=container)', () => {
   let engine: TestEngine;

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { LABELS } from '../../src/targets/container/containerInstances';
 import { describeWithEngine, startTestEngine, type TestEngine } from '../support/containerEngine';
 import { createGitRepo, type GitRepo } from '../support/gitRepos';
-import { codehostDeployment, readSse, startPipelineStack, type PipelineStack } from '../support/pipelineStack';
+import { codehostDeployment, startPipelineStack, streamEchoRun, type PipelineStack } from '../support/pipelineStack';
 import { ensureTestRuntimeImage, IMAGE_BUILD_HOOK_MS } from '../support/runtimeImage';
 import { killWorkerProcess, processesMentioning, startWorkerProcess } from '../support/workerProcess';
 
@@ -75,13 +75,7 @@ describeWithEngine(
     }
 
     async function answer(url: string, input: string) {
-      const response = await fetch(`${url}/runs/stream`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'X-Api-Key': pipeline.apiKey },
-        body: JSON.stringify({ assistant_id: 'agent', input: { input }, stream_mode: 'updates' }),
-      });
-      expect(response.status).toBe(200);
-      return (await readSse(response)).find((event) => event.event === 'updates')?.data;
+      return (await streamEchoRun(url, pipeline.apiKey, input)).find((event) => event.event === 'updates')?.data;
     }
 
     /** The revisions of the deployment's running containers, once only one runs (or after 30 s). */

@@ -11,7 +11,7 @@ import { Client as PgClient } from 'pg';
 import { retrySignal, revisionWorkflowId } from '../../workflows/messages';
 import { createTenant, testEnv, testTemporalClient } from '../support/env';
 import { createGitRepo, type GitRepo } from '../support/gitRepos';
-import { codehostDeployment, readSse, startPipelineStack, type PipelineStack } from '../support/pipelineStack';
+import { codehostDeployment, readSse, startPipelineStack, streamEchoRun, type PipelineStack } from '../support/pipelineStack';
 
 const FIXTURE = path.resolve(__dirname, '..', 'fixtures', 'apps', 'pipeline-echo');
 const DEPLOYING_STATES = ['AWAITING_BUILD', 'BUILDING', 'AWAITING_DEPLOY', 'DEPLOYING', 'DEPLOYED'];
@@ -40,15 +40,7 @@ describe('deployments from a git repository to a running app', () => {
     await pipeline?.stop();
   });
 
-  async function streamRun(url: string, input: string) {
-    const response = await fetch(`${url}/runs/stream`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-Api-Key': pipeline.apiKey },
-      body: JSON.stringify({ assistant_id: 'agent', input: { input }, stream_mode: 'updates' }),
-    });
-    expect(response.status).toBe(200);
-    return readSse(response);
-  }
+  const streamRun = (url: string, input: string) => streamEchoRun(url, pipeline.apiKey, input);
 
   it('takes a codehost deployment through the pipeline to DEPLOYED and streams the graph’s updates at its URL', async () => {
     const name = `e2e-${crypto.randomBytes(3).toString('hex')}`;

@@ -116,3 +116,14 @@ export async function readSse(response: Response): Promise<Array<{ event: string
       return { event, data: data === undefined ? undefined : JSON.parse(data) };
     });
 }
+
+/** Streams one run of the pipeline-echo fixture's `agent` through a deployment URL (`updates` mode); 200 asserted. */
+export async function streamEchoRun(url: string, apiKey: string, input: string) {
+  const response = await fetch(`${url}/runs/stream`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-Api-Key': apiKey },
+    body: JSON.stringify({ assistant_id: 'agent', input: { input }, stream_mode: 'updates' }),
+  });
+  expect(response.status).toBe(200);
+  return readSse(response);
+}

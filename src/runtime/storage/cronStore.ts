@@ -75,29 +75,44 @@ function conditions(query: CronQuery, filter: Filter): { where: string; params: 
   return { where: clauses.join(' AND '), params };
 }
 
+/** The columns a create or a PATCH writes, and their values in that order (one list, so the two cannot drift). */
+const WRITABLE_COLUMNS = [
+  'user_id',
+  'auth_user',
+  'schedule',
+  'timezone',
+  'end_time',
+  'enabled',
+  'on_run_completed',
+  'payload',
+  'metadata',
+  'next_run_date',
+] as const;
+
+function writableValues(cron: Cron, authUser: AuthUser | null): unknown[] {
+  return [
+    cron.user_id,
+    authUser ? JSON.stringify(authUser) : null,
+    cron.schedule,
+    cron.timezone,
+    cron.end_time,
+    cron.enabled,
+    cron.on_run_completed,
+    JSON.stringify(cron.payload),
+    JSON.stringify(cron.metadata),
+    cron.next_run_date,
+  ];
+}
+
 export class CronStore {
   constructor(private readonly pool: Pool) {}
 
   async insert(cron: Cron, authUser: AuthUser | null): Promise<Cron> {
+    const values = [cron.cron_id, cron.assistant_id, cron.thread_id, ...writableValues(cron, authUser)];
     const result = await this.pool.query(
-      `INSERT INTO graphx_crons (cron_id, assistant_id, thread_id, user_id, auth_user, schedule, timezone, end_time, enabled,
-                                 on_run_completed, payload, metadata, next_run_date)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING ${COLUMNS}`,
-      [
-        cron.cron_id,
-        cron.assistant_id,
-        cron.thread_id,
-        cron.user_id,
-        authUser ? JSON.stringify(authUser) : null,
-        cron.schedule,
-        cron.timezone,
-        cron.end_time,
-        cron.enabled,
-        cron.on_run_completed,
-        JSON.stringify(cron.payload),
-        JSON.stringify(cron.metadata),
-        cron.next_run_date,
-      ],
+      `INSERT INTO graphx_crons (cron_id, assistant_id, thread_id, ${WRITABLE_COLUMNS.join(', ')})
+       VALUES (${values.map((_, index) => `$${index + 1}`).join(', ')}) RETURNING ${COLUMNS}`,
+      values,
     );
     return toCron(result.rows[0]);
   }
@@ -115,24 +130,11 @@ export class CronStore {
    * null when the cron is outside the filter.
    */
   async update(cron: Cron, filter: Filter, authUser: AuthUser | null): Promise<Cron | null> {
+    const assignments = WRITABLE_COLUMNS.map((column, index) => `${column} = $${index + 3}`).join(', ');
     const result = await this.pool.query(
-      `UPDATE graphx_crons SET schedule = $3, timezone = $4, end_time = $5, enabled = $6, on_run_completed = $7, payload = $8,
-              metadata = $9, next_run_date = $10, user_id = $11, auth_user = $12, updated_at = now()
+      `UPDATE graphx_crons SET ${assignments}, updated_at = now()
         WHERE cron_id = $1 AND metadata @> $2::jsonb RETURNING ${COLUMNS}`,
-      [
-        cron.cron_id,
-        JSON.stringify(filter),
-        cron.schedule,
-        cron.timezone,
-        cron.end_time,
-        cron.enabled,
-        cron.on_run_completed,
-        JSON.stringify(cron.payload),
-        JSON.stringify(cron.metadata),
-        cron.next_run_date,
-        cron.user_id,
-        authUser ? JSON.stringify(authUser) : null,
-      ],
+      [cron.cron_id, JSON.stringify(filter), ...writableValues(cron, authUser)],
     );
     return result.rows[0] ? toCron(result.rows[0]) : null;
   }
