@@ -12,6 +12,8 @@ module.exports = tseslint.config(
       '.test-data/**',
       '.temporal-cli/**',
       'test/fixtures/**',
+      'test/upstream/vendor/**',
+      'src/runtime/staticSchemas/vendor/**',
       'coverage/**',
       'dist/**',
       'eslint.config.js',

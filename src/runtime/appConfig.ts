@@ -35,7 +35,7 @@ export interface AppConfig {
 }
 
 /** Route groups `http.disable_<group>` turns off (the anchor's names). */
-export const ROUTE_GROUPS = ['assistants', 'threads', 'runs', 'store', 'meta'] as const;
+export const ROUTE_GROUPS = ['assistants', 'threads', 'runs', 'store', 'meta', 'ui', 'mcp'] as const;
 export type RouteGroup = (typeof ROUTE_GROUPS)[number];
 
 export interface HttpConfig {

@@ -1,9 +1,9 @@
 /**
  * JSON schemas of a graph's state, input, output and config, read from the graph object at run time as the anchor's
  * JS server does first: a `StateSchema` (its own JSON schema), Zod schemas registered with `withLangGraph` (the
- * app's own `@langchain/langgraph/zod/schema`, so its registry is the one the graph filled), then plain Zod.
- * The anchor's last resort, a TypeScript type-checker pass over the source, is not carried: an `Annotation` graph
- * gets an object schema naming its channels instead (no transpiler in the runtime, see docs/decisions.md).
+ * app's own `@langchain/langgraph/zod/schema`, so its registry is the one the graph filled), then plain Zod, then
+ * the anchor's last resort, the TypeScript type checker's reading of the graph's source (staticGraphSchemas.ts).
+ * When that fails too, an object schema names the graph's channels.
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -132,10 +132,21 @@ function fromChannels(graph: { builder?: GraphBuilderInternals; channels?: Recor
   return { state: object, input: object, output: object, config: { type: 'object', properties: {}, $schema: DRAFT_07 } };
 }
 
-/** The schemas of a compiled graph (never throws: a graph without any runtime schema gets its channel names). */
-export async function graphSchemaOf(graph: unknown, load: ModuleLoader): Promise<GraphSchema> {
+/**
+ * The schemas of a compiled graph: its runtime schemas, else `fromSource` (the type checker's), else its channel
+ * names. Never throws.
+ */
+export async function graphSchemaOf(
+  graph: unknown,
+  load: ModuleLoader,
+  fromSource: () => Promise<GraphSchema | undefined> = async () => undefined,
+): Promise<GraphSchema> {
   const builder = (graph as { builder?: GraphBuilderInternals }).builder ?? {};
-  const found = fromStateSchema(builder) ?? (await fromZodRegistry(graph, load)) ?? (await fromPlainZod(builder, load));
+  const found =
+    fromStateSchema(builder) ??
+    (await fromZodRegistry(graph, load)) ??
+    (await fromPlainZod(builder, load)) ??
+    (await fromSource());
   const fallback = fromChannels(graph as { builder?: GraphBuilderInternals });
   return {
     state: found?.state ?? fallback.state,

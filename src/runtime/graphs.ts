@@ -9,6 +9,7 @@ import type { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { ConfigError } from '../config';
 import type { GraphSpec } from './appConfig';
 import { importExport } from './moduleLoader';
+import { extractStaticGraphSchemas, type StaticGraphSchemas } from './staticGraphSchemas';
 import type { AssistantDefaults } from './settings';
 
 /** The part of a compiled LangGraph.js graph the runtime uses. */
@@ -24,6 +25,11 @@ export interface RunnableGraph {
     config: Record<string, unknown>,
     values: unknown,
     asNode?: string,
+  ): Promise<{ configurable?: Record<string, unknown> }>;
+  /** Absent from older LangGraph.js releases. */
+  bulkUpdateState?(
+    config: Record<string, unknown>,
+    supersteps: Array<{ updates: Array<{ values: unknown; asNode?: string }> }>,
   ): Promise<{ configurable?: Record<string, unknown> }>;
   withConfig(config: Record<string, unknown>): RunnableGraph;
   checkpointer?: unknown;
@@ -102,6 +108,7 @@ export class LoadedGraph {
   private threaded?: RunnableGraph;
   private threadless?: RunnableGraph;
   private factory?: GraphFactory;
+  private typeCheckedSchemas?: Promise<StaticGraphSchemas | undefined>;
 
   constructor(
     readonly spec: GraphSpec,
@@ -138,6 +145,18 @@ export class LoadedGraph {
     if (!this.factory) return (stateful ? this.threaded : this.threadless)!;
     const compiled = toCompiled(await this.factory(config), this.spec.graphId);
     return withCheckpointer(compiled, stateful ? this.checkpointer : undefined, this.store);
+  }
+
+  /**
+   * The schemas the TypeScript type checker reads from the graph's source (seconds of CPU: once per process, on first
+   * use); none when that fails (a JavaScript source, a type error the checker cannot get past), with a warning.
+   */
+  staticSchemas(): Promise<StaticGraphSchemas | undefined> {
+    this.typeCheckedSchemas ??= extractStaticGraphSchemas(this.spec.file, this.spec.exportName).catch((error: Error) => {
+      process.emitWarning(`graph "${this.spec.graphId}": ${error.message}`);
+      return undefined;
+    });
+    return this.typeCheckedSchemas;
   }
 }
 

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../os/embeddedPostgres';
 import { logger } from '../logger';
 import { loadAppConfig } from './appConfig';
+import { loopbackToken } from './http/loopback';
 import { startRuntime, type RunningRuntime } from './server';
 import { runtimeSettingsFromEnv, runtimeWorkersFromEnv } from './settings';
 import { servesHere, superviseWorkers } from './workers';
@@ -35,6 +36,7 @@ function stopOnSignals(runtime: RunningRuntime, after?: () => Promise<void>): vo
 /** `graphx runtime`: serves the application a rollout built, configured by the environment. */
 export async function runRuntimeFromEnv(): Promise<void> {
   const settings = runtimeSettingsFromEnv();
+  loopbackToken(); // before forking: every worker must accept the others' loopback requests
   if (!servesHere(settings.workers)) process.exit(await superviseWorkers(settings.workers, {}));
   const runtime = await startRuntime({
     configPath: settings.configPath,
@@ -58,6 +60,9 @@ export async function runDev(options: { configPath: string; port: number; host: 
   // Validated before any side effect: a wrong path must not first initialise a PostgreSQL cluster next to it.
   loadAppConfig(configPath);
   const workers = runtimeWorkersFromEnv();
+  // A developer's machine: webhooks may call back to local servers and to the app itself, as the anchor's dev server.
+  process.env.GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS ||= 'any';
+  loopbackToken(); // before forking: every worker must accept the others' loopback requests
   let embedded: EmbeddedPostgresHandle | null = null;
   let databaseUri = process.env.DATABASE_URI;
   if (!databaseUri) {

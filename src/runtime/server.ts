@@ -36,6 +36,7 @@ import { importAsApp } from './graphSchemas';
 import { GraphRegistry } from './graphs';
 import { httpExceptionMiddleware } from '../http/httpException';
 import { corsMiddleware } from './http/cors';
+import { bindLoopback } from './http/loopback';
 import { asFetchApp, customAppMiddleware, disabledRoutesMiddleware, type FetchApp } from './http/customApp';
 import type { RuntimeServices } from './http/routes/context';
 import { registerRuntimeRoutes } from './http/routes';
@@ -55,6 +56,7 @@ import { createTrackedPostgresSaver } from './storage/trackedCheckpointer';
 import { packageModuleKind } from './typeScriptModules';
 import { ThreadLeases } from './storage/threadLeases';
 import { ThreadStore } from './storage/threadStore';
+import { poolSmallRandomValues } from './randomPool';
 
 export interface RuntimeOptions {
   configPath: string;
@@ -103,6 +105,7 @@ async function loadCustomAuth(config: ReturnType<typeof loadAppConfig>): Promise
  * @throws ConfigError for a bad graphx.json, a graph or auth module that does not load.
  */
 export async function startRuntime(options: RuntimeOptions): Promise<RunningRuntime> {
+  poolSmallRandomValues();
   const appConfig = loadAppConfig(options.configPath);
   applyAppEnv(appConfig.env);
   // Before anything is opened: a component that does not compile stops the start with nothing to clean up.
@@ -143,6 +146,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const recorder = new RunRecorder(runs, () => shipper?.kick());
   const appRequire = createRequire(path.join(appConfig.appDir, 'noop.js'));
   const metrics = new RuntimeMetrics();
+  // The app's own Command class: LangGraph recognises a resume command by its class.
+  const appCommandClass = async () => ((await import(appRequire.resolve('@langchain/langgraph'))) as { Command: any }).Command;
   const runService = new RunService({
     assistants,
     threads,
@@ -154,8 +159,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     customAuth,
     tracing: controlPlane !== null,
     metrics,
-    // The app's own Command class: LangGraph recognises a resume command by its class.
-    commandClass: async () => ((await import(appRequire.resolve('@langchain/langgraph'))) as { Command: any }).Command,
+    deliverWebhook: webhookDeliverer(tuning.webhookDestinations),
+    commandClass: appCommandClass,
   });
 
   const runQueue = new RunQueueStore(pool, instanceId, tuning.leaseMs);
@@ -171,7 +176,6 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     events: runEvents,
     eventStore,
     concurrency: tuning.backgroundConcurrency,
-    deliverWebhook: webhookDeliverer(tuning.webhookDestinations),
   });
 
   const crons = new CronStore(pool);
@@ -191,6 +195,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       afterRelease: (threadId) => coordinator.announceRelease(threadId),
       hasPendingRuns: async (threadId) => (await runQueue.withStatus(threadId, ['pending'])).length > 0,
       assistantConfig: (assistantId) => assistantConfigOf(assistants, assistantId),
+      commandClass: appCommandClass,
     }),
     backgroundRuns,
     runQueue,
@@ -246,6 +251,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     server.listen(options.port, options.host, () => resolve());
   });
   const port = (server.address() as { port: number }).port;
+  bindLoopback(options.host, port);
   shipper?.kick();
   backgroundRuns.kick();
   cronScheduler.kick();

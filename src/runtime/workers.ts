@@ -1,9 +1,9 @@
 /**
  * Several runtime processes behind one port (`GRAPHX_RUNTIME_WORKERS`, default 1), with `node:cluster`. A run's CPU is
- * mostly the graph library's own (bench/runtime.ts: about 3 ms of its ~4 ms), and one Node process uses one core, so
- * throughput beyond one core needs processes. Each worker is a whole runtime (its own pool, recorder and shipper);
- * they already agree through the database exactly as several instances of one revision do. The primary only forks,
- * replaces a worker that died, and forwards SIGTERM/SIGINT so all of them drain before it exits.
+ * mostly the graph library's own (about 3/4, docs/decisions.md "Runtime throughput"), and one Node process uses one
+ * core, so throughput beyond one core needs processes. Each worker is a whole runtime (its own pool, recorder and
+ * shipper); they already agree through the database exactly as several instances of one revision do. The primary only
+ * forks, replaces a worker that died, and forwards SIGTERM/SIGINT so all of them drain before it exits.
  */
 import cluster, { type Worker } from 'node:cluster';
 import { logger } from '../logger';

@@ -2,7 +2,7 @@
  * `graphx start` as a user runs it: a real child process bringing up embedded PostgreSQL, the Temporal dev server
  * (with its Web UI), the API, the worker and the gateway; SIGINT stops all of it.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Connection, WorkflowClient } from '@temporalio/client';
@@ -10,6 +10,7 @@ import { findFreePort } from '../../src/net/ports';
 import { makeDataDir, testEnv } from '../support/env';
 import { createGitRepo } from '../support/gitRepos';
 import { readSse } from '../support/pipelineStack';
+import { processesMentioning } from '../support/workerProcess';
 
 const root = path.resolve(__dirname, '..', '..');
 
@@ -65,16 +66,6 @@ async function stopStack(started: Started): Promise<number | null> {
   const exited = new Promise<number | null>((resolve) => started.child.once('exit', (code) => resolve(code)));
   started.child.kill('SIGINT');
   return exited;
-}
-
-function processesMentioning(text: string): string[] {
-  try {
-    return execFileSync('pgrep', ['-af', text], { encoding: 'utf8' })
-      .split('\n')
-      .filter((line) => line && !line.includes('pgrep'));
-  } catch {
-    return [];
-  }
 }
 
 describe('graphx start (embedded stack)', () => {

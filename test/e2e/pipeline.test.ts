@@ -2,7 +2,6 @@
  * Issue 3's acceptance through the public API only: a real git repository holding a LangGraph.js app, the real
  * pipeline (Temporal dev server, git, npm, PostgreSQL, supervised runtime processes behind the gateway).
  */
-import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,6 +11,7 @@ import { retrySignal, revisionWorkflowId } from '../../workflows/messages';
 import { createTenant, testEnv, testTemporalClient } from '../support/env';
 import { createGitRepo, type GitRepo } from '../support/gitRepos';
 import { codehostDeployment, readSse, startPipelineStack, streamEchoRun, type PipelineStack } from '../support/pipelineStack';
+import { processesMentioning } from '../support/workerProcess';
 
 const FIXTURE = path.resolve(__dirname, '..', 'fixtures', 'apps', 'pipeline-echo');
 const DEPLOYING_STATES = ['AWAITING_BUILD', 'BUILDING', 'AWAITING_DEPLOY', 'DEPLOYING', 'DEPLOYED'];
@@ -387,16 +387,6 @@ describe('deployments from a git repository to a running app', () => {
     expect([404, 502, 503]).toContain(gateway.status);
   });
 });
-
-function processesMentioning(text: string): string[] {
-  try {
-    return execFileSync('pgrep', ['-af', text], { encoding: 'utf8' })
-      .split('\n')
-      .filter((line) => line && !line.includes('pgrep'));
-  } catch {
-    return [];
-  }
-}
 
 function isAlive(pid: number): boolean {
   try {

@@ -31,6 +31,13 @@ export function send(baseUrl: string, request: RawRequest): Promise<RawResponse>
     const outgoing = http.request(
       { host: url.hostname, port: url.port, method: request.method, path: request.path, headers: request.headers, agent },
       (response) => {
+        const contentType = String(response.headers['content-type'] ?? '');
+        // A stream that is rightly open (a thread's join stream lasts until the client leaves) is judged by its head.
+        if (response.statusCode === 200 && contentType.startsWith('text/event-stream')) {
+          response.destroy();
+          resolve({ status: 200, contentType, text: '' });
+          return;
+        }
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('end', () =>

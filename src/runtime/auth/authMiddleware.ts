@@ -7,6 +7,7 @@ import type Koa from 'koa';
 import { UnauthorizedError } from '../../errors';
 import { ControlPlaneUnavailableError, type ControlPlaneClient } from '../controlPlaneClient';
 import { HttpExceptionError } from '../../http/httpException';
+import { isLoopbackRequest, LOOPBACK_HEADER } from '../http/loopback';
 import type { AuthorizationCallback } from './authorization';
 import { normaliseAuthResult, studioUser, type AuthUser, type RequestAuth } from './authUser';
 
@@ -76,6 +77,8 @@ export function authMiddleware(options: {
       } catch (error) {
         throw HttpExceptionError.from(error) ?? error;
       }
+    } else if (controlPlane && isLoopbackRequest(ctx.get(LOOPBACK_HEADER))) {
+      user = { identity: 'app', display_name: 'app', is_authenticated: true, permissions: [] };
     } else if (controlPlane) {
       if (!apiKey) throw new UnauthorizedError('Missing X-Api-Key header.');
       const owner = await verifiedKeyOwner(controlPlane, apiKey);

@@ -13,7 +13,7 @@ import type { ThreadStore } from '../storage/threadStore';
 import type { RunCoordinator } from './runCoordinator';
 import type { RunEventStore } from '../storage/runEventStore';
 import type { RunEvents } from './runEvents';
-import type { PreparedRun, RunRequest, RunService } from './runService';
+import { RunHandedOverError, type PreparedRun, type RunRequest, type RunService } from './runService';
 
 export const FINISHED_STATUSES = new Set(['success', 'error', 'interrupted', 'timeout']);
 
@@ -21,8 +21,7 @@ export const FINISHED_STATUSES = new Set(['success', 'error', 'interrupted', 'ti
 const EVENT_RETENTION_MS = 5 * 60_000;
 const SWEEP_EVERY_MS = 60_000;
 
-const LEASE_LOST = 'run lease lost';
-const isLeaseLost = (reason: unknown) => reason instanceof Error && reason.message === LEASE_LOST;
+const isLeaseLost = (reason: unknown) => reason instanceof RunHandedOverError;
 
 export class BackgroundRuns {
   private readonly running = new Map<string, AbortController>();
@@ -46,7 +45,6 @@ export class BackgroundRuns {
       eventStore: RunEventStore;
       /** Runs this instance executes at once. */
       concurrency: number;
-      deliverWebhook: (url: string, run: Run, values: unknown) => Promise<void>;
     },
   ) {
     deps.coordinator.onRunnable = () => this.kick();
@@ -89,6 +87,11 @@ export class BackgroundRuns {
         for (const runId of new Set([...active.map((other) => other.run_id), ...(busyRunId ? [busyRunId] : [])])) {
           await this.deps.coordinator.requestCancel(threadId, runId, strategy);
         }
+      }
+      // As the anchor: an idle thread names the run's graph from its creation, so the thread's state can be read and
+      // updated through that graph even when the run is cancelled before it starts.
+      if (active.length === 0 && !busyRunId) {
+        await this.deps.threads.patchMetadata(threadId, { graph_id: graph.spec.graphId, assistant_id: run.assistant_id }, filter);
       }
     }
     const config = this.deps.runService.graphConfig(user, run, graph, request);
@@ -159,7 +162,7 @@ export class BackgroundRuns {
         const queued = await this.deps.queue.takeNext();
         if (!queued) return;
         const prepared = await this.prepare(queued);
-        if (prepared) void this.execute(prepared, Boolean(queued.kwargs.stream_resumable), queued.attempt);
+        if (prepared) void this.execute(prepared, queued.attempt);
       }
     } catch (error) {
       logger.warn({ err: error }, 'taking a background run failed; will retry');
@@ -207,19 +210,15 @@ export class BackgroundRuns {
     };
   }
 
-  private async execute(prepared: PreparedRun, resumable: boolean, attempt: number): Promise<void> {
+  private async execute(prepared: PreparedRun, attempt: number): Promise<void> {
     const runId = prepared.run.run_id;
     const abort = new AbortController();
     this.running.set(runId, abort);
     // A run taken over numbers its events on after those its first executor wrote (joiners hold their ids).
     const firstId = attempt > 1 ? await this.deps.eventStore.nextSeq(runId).catch(() => 0) : 0;
-    this.deps.events.open(runId, { threadId: prepared.run.thread_id, resumable, firstId });
-    let lastValues: unknown = null;
-    let failed = false;
+    this.deps.events.open(runId, { threadId: prepared.run.thread_id, firstId });
     try {
       for await (const event of this.deps.runService.execute(prepared, abort.signal)) {
-        if (event.event === 'values') lastValues = event.data;
-        if (event.event === 'error') failed = true;
         this.deps.events.publish(runId, event);
       }
     } catch (error) {
@@ -228,13 +227,6 @@ export class BackgroundRuns {
       await this.deps.events.close(runId, !abort.signal.aborted || !isLeaseLost(abort.signal.reason));
       this.running.delete(runId);
       this.kick();
-    }
-    const webhook = prepared.request.webhook;
-    if (webhook) {
-      const run = { ...prepared.run, status: failed ? ('error' as const) : ('success' as const) };
-      await this.deps.deliverWebhook(webhook, run, lastValues).catch((error: unknown) => {
-        logger.warn({ err: error, runId }, 'run webhook not delivered');
-      });
     }
   }
 
@@ -259,7 +251,7 @@ export class BackgroundRuns {
     try {
       const held = await this.deps.queue.heartbeat(runIds);
       // A run another instance took over (this one was too slow to extend its lease) stops here: never two executors.
-      for (const runId of runIds) if (!held.has(runId)) this.running.get(runId)?.abort(new Error(LEASE_LOST));
+      for (const runId of runIds) if (!held.has(runId)) this.running.get(runId)?.abort(new RunHandedOverError());
     } catch (error) {
       logger.warn({ err: error }, 'extending background run leases failed; will retry');
     }

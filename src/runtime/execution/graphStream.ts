@@ -8,6 +8,7 @@
  */
 import crypto from 'node:crypto';
 import type { RunnableGraph } from '../graphs';
+import { wireDebugCheckpoint, wireDebugChunk, wireDebugTask } from './debugPayloads';
 import { isMessage } from './serialize';
 
 export const API_STREAM_MODES = [
@@ -68,6 +69,14 @@ class LegacyMessagesState {
     for (const message of fresh) this.completed.add(message.id);
     if (fresh.length > 0) yield { event: 'messages/complete', data: fresh };
   }
+}
+
+/** `debug`, `tasks` and `checkpoints` chunks name their checkpoints as the thread's history does (debugPayloads.ts). */
+function wireChunk(mode: string, chunk: unknown): unknown {
+  if (mode === 'debug') return wireDebugChunk(chunk);
+  if (mode === 'tasks') return wireDebugTask(chunk);
+  if (mode === 'checkpoints') return wireDebugCheckpoint(chunk);
+  return chunk;
 }
 
 /** A callback event of the run (`events` stream mode), told apart from the graph's stream chunks. */
@@ -146,7 +155,7 @@ export async function* streamGraph(
         outcome.interrupted = true;
         if (wanted.has('updates')) yield { event: `updates${suffix}`, data: chunk };
       } else {
-        yield { event: `${mode}${suffix}`, data: chunk };
+        yield { event: `${mode}${suffix}`, data: wireChunk(mode, chunk) };
       }
     }
     outcome.status = outcome.interrupted ? 'interrupted' : 'success';

@@ -29,7 +29,6 @@ class RunLog {
   nextId: number;
   constructor(
     readonly threadId: string | null,
-    readonly resumable: boolean,
     private readonly firstId: number,
   ) {
     this.nextId = firstId;
@@ -51,8 +50,8 @@ export class RunEvents {
    * Opens the run's log; events are numbered from `firstId` (a run taken over from a dead instance numbers on after
    * the events that one kept, see RunEventStore.nextSeq).
    */
-  open(runId: string, options: { threadId: string | null; resumable: boolean; firstId?: number }): void {
-    this.logs.set(runId, new RunLog(options.threadId, options.resumable, options.firstId ?? 0));
+  open(runId: string, options: { threadId: string | null; firstId?: number }): void {
+    this.logs.set(runId, new RunLog(options.threadId, options.firstId ?? 0));
     this.wake(runId);
   }
 

@@ -2,9 +2,9 @@
  * Following a run (join stream, a streamed `enqueue` run queued behind a busy thread), on whichever instance executes
  * it: its events from this instance's memory when it runs here, else from the database (RunEventStore), woken by a
  * local publish or another instance's notification, and at the latest every second. A join sees the run's events
- * from its start (as the JS server, whose queue keeps what no joiner read); with `Last-Event-ID` only a run created
- * with `stream_resumable` resumes after that id (exclusive; `-1`: from the start), and only such a run's events carry
- * ids. A run whose events are gone (ended long ago) gives the thread's final values, and an `error` if it failed.
+ * from its start (as the JS server, whose queue keeps what no joiner read), each with its id (as the JS server's); with
+ * `Last-Event-ID` it resumes after that id (exclusive; `-1`: from the start). A run whose events are gone (ended long
+ * ago) gives the thread's final values, and an `error` if it failed.
  */
 import type { RunEventStore } from '../storage/runEventStore';
 import { END_EVENT } from '../storage/runEventStore';
@@ -48,13 +48,11 @@ export async function* followRun(
   signal: AbortSignal,
 ): AsyncGenerator<StreamEvent & { id?: string }> {
   const { run_id: runId, thread_id: threadId } = run;
-  const resumable = Boolean(run.kwargs.stream_resumable);
   const after = Number(options.lastEventId);
-  let cursor = resumable && options.lastEventId !== null && Number.isInteger(after) && after >= 0 ? after + 1 : 0;
+  let cursor = options.lastEventId !== null && Number.isInteger(after) && after >= 0 ? after + 1 : 0;
   let yielded = false;
   let finishedSince = 0;
-  const out = (seq: number, event: string, data: unknown): StreamEvent & { id?: string } =>
-    resumable ? { id: String(seq), event, data } : { event, data };
+  const out = (seq: number, event: string, data: unknown): StreamEvent & { id?: string } => ({ id: String(seq), event, data });
 
   while (!signal.aborted) {
     const local = deps.runEvents.local(runId);

@@ -5,6 +5,7 @@
  */
 import crypto from 'node:crypto';
 import { NotFoundError } from '../../errors';
+import { logger } from '../../logger';
 import { authorize, type AuthFilter } from '../auth/authorization';
 import type { CustomAuth } from '../auth/authMiddleware';
 import type { AuthUser } from '../auth/authUser';
@@ -57,7 +58,19 @@ export interface PreparedRun {
   background?: boolean;
 }
 
-const AUTH_KEYS = ['graphx_auth_user', 'graphx_auth_user_id', 'graphx_auth_permissions'];
+/** The reason a run is aborted with when another instance has taken it over: it is not over, so no webhook here. */
+export class RunHandedOverError extends Error {
+  constructor() {
+    super('run lease lost');
+  }
+}
+
+/**
+ * Where the graph finds the caller: `graphx_auth_*` (CONTRACT §6), and the same values under the anchor's
+ * `langgraph_auth_*` names, so a graph written for the anchor reads its user unchanged. The client can set neither.
+ */
+const AUTH_PREFIXES = ['graphx', 'langgraph'];
+const AUTH_KEYS = AUTH_PREFIXES.flatMap((prefix) => ['user', 'user_id', 'permissions'].map((key) => `${prefix}_auth_${key}`));
 
 export class RunService {
   constructor(
@@ -75,6 +88,8 @@ export class RunService {
       commandClass: () => Promise<new (fields: Record<string, unknown>) => unknown>;
       /** Runs started/finished per assistant; absent in unit set-ups. */
       metrics?: RuntimeMetrics;
+      /** Posts a finished run (with its final values) to the run's `webhook`; absent in unit set-ups. */
+      deliverWebhook?: (url: string, run: Run, values: unknown) => Promise<void>;
     },
   ) {}
 
@@ -198,9 +213,11 @@ export class RunService {
       for (const [key, value] of Object.entries(fork)) if (value !== undefined && value !== null) configurable[key] = value;
     }
     if (user) {
-      configurable.graphx_auth_user = user;
-      configurable.graphx_auth_user_id = user.identity;
-      configurable.graphx_auth_permissions = user.permissions;
+      for (const prefix of AUTH_PREFIXES) {
+        configurable[`${prefix}_auth_user`] = user;
+        configurable[`${prefix}_auth_user_id`] = user.identity;
+        configurable[`${prefix}_auth_permissions`] = user.permissions;
+      }
       configurable.user_id ??= user.identity;
     }
     const config: Record<string, unknown> = {
@@ -240,7 +257,7 @@ export class RunService {
         interruptBefore: request.interrupt_before ?? undefined,
         interruptAfter: request.interrupt_after ?? undefined,
       };
-      yield* streamGraph(graph, input, { ...options, outputNeeded: this.outputNeeded(run) }, outcome);
+      yield* streamGraph(graph, input, { ...options, outputNeeded: this.outputNeeded(run, request) }, outcome);
     } catch (error) {
       outcome.status = 'error';
       outcome.error = { error: (error as Error).name || 'Error', message: (error as Error).message };
@@ -249,13 +266,13 @@ export class RunService {
       if (signal.aborted && outcome.status !== 'error') outcome.status = 'interrupted';
       tracked?.untrack();
       this.deps.metrics?.runFinished(prepared.graph.spec.graphId, outcome.status, prepared.startedAt);
-      await this.finish(prepared, outcome, tracked?.reason() ?? null);
+      await this.finish(prepared, outcome, tracked?.reason() ?? null, clientSignal.reason instanceof RunHandedOverError);
     }
   }
 
-  /** Whether anyone reads the run's final values: the thread's stored values or the trace record. */
-  private outputNeeded(run: Run): boolean {
-    return run.thread_id !== null || this.deps.tracing;
+  /** Whether anyone reads the run's final values: the thread's stored values, the trace record or the webhook. */
+  private outputNeeded(run: Run, request: RunRequest): boolean {
+    return run.thread_id !== null || this.deps.tracing || Boolean(request.webhook);
   }
 
   private async releaseThread(
@@ -267,7 +284,12 @@ export class RunService {
     await this.deps.coordinator.announceRelease(threadId).catch(() => undefined);
   }
 
-  private async finish(prepared: PreparedRun, outcome: GraphRunOutcome, stopReason: StopReason | null): Promise<void> {
+  private async finish(
+    prepared: PreparedRun,
+    outcome: GraphRunOutcome,
+    stopReason: StopReason | null,
+    handedOver: boolean,
+  ): Promise<void> {
     const { run } = prepared;
     // A stopped run can still have a checkpoint on its way; nobody may see or delete the thread before it lands.
     if (run.thread_id) await this.deps.checkpointWrites.settled(run.thread_id);
@@ -277,7 +299,8 @@ export class RunService {
       await this.releaseThread(run.thread_id, run.run_id, { status: 'idle', valuesJson: null, interrupts: {}, error: null });
       return;
     }
-    const valuesJson = !this.outputNeeded(run) || outcome.finalValues === undefined ? null : toWireJson(outcome.finalValues);
+    const valuesJson =
+      !this.outputNeeded(run, prepared.request) || outcome.finalValues === undefined ? null : toWireJson(outcome.finalValues);
     const endedAt = new Date();
     const status = outcome.status;
     if (run.thread_id && status === 'success' && !stopReason && this.hasBreakpoints(prepared.request)) {
@@ -288,16 +311,15 @@ export class RunService {
       const threadStatus: ThreadStatus = status === 'error' ? 'error' : outcome.interrupted ? 'interrupted' : 'idle';
       // Only an interrupted run pays for the extra state read that names its pending interrupts.
       const interrupts = outcome.interrupted && !stopReason ? await this.pendingInterrupts(prepared) : {};
-      // The thread is released before the stream closes, so the client's next run on it is never refused as busy.
-      await Promise.all([
-        this.releaseThread(run.thread_id, run.run_id, {
-          status: threadStatus,
-          valuesJson,
-          interrupts,
-          error: outcome.error?.message ?? null,
-        }),
-        this.deps.runs.setStatus(run.run_id, status),
-      ]);
+      // The thread is released before the stream closes, so the client's next run on it is never refused as busy;
+      // its values are written before the run's status, so a join that sees the run finished reads its answer.
+      await this.releaseThread(run.thread_id, run.run_id, {
+        status: threadStatus,
+        valuesJson,
+        interrupts,
+        error: outcome.error?.message ?? null,
+      });
+      await this.deps.runs.setStatus(run.run_id, status);
     }
     const finished: Run | null = run.thread_id ? null : { ...run, status, updated_at: endedAt.toISOString() };
     const trace = this.deps.tracing
@@ -314,6 +336,14 @@ export class RunService {
         }
       : null;
     this.deps.recorder.record(finished, trace);
+    // Every kind of run (streamed, waited, background) calls its webhook once it is over, as the anchor's queue does.
+    const webhook = prepared.request.webhook;
+    if (webhook && this.deps.deliverWebhook && !handedOver) {
+      const ended: Run = { ...run, status, updated_at: endedAt.toISOString() };
+      void this.deps.deliverWebhook(webhook, ended, outcome.finalValues).catch((error: unknown) => {
+        logger.warn({ err: error, runId: run.run_id }, 'run webhook not delivered');
+      });
+    }
   }
 
   private hasBreakpoints(request: RunRequest): boolean {

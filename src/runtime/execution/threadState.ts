@@ -5,15 +5,21 @@
  */
 import crypto from 'node:crypto';
 import { ConflictError, InputError, NotFoundError } from '../../errors';
-import type { GraphRegistry, GraphStateSnapshot, LoadedGraph } from '../graphs';
+import type { GraphRegistry, GraphStateSnapshot, LoadedGraph, RunnableGraph } from '../graphs';
 import type { ThreadLeases } from '../storage/threadLeases';
 import type { ContainmentFilter, Thread, ThreadStatus, ThreadStore } from '../storage/threadStore';
+import { checkpointOfConfig } from './debugPayloads';
 import { toWireJson } from './serialize';
 
 export interface CheckpointRef {
   checkpoint_id?: string;
   checkpoint_ns?: string;
   checkpoint_map?: Record<string, unknown>;
+}
+
+/** One superstep of a bulk update: its updates land in one checkpoint. */
+export interface Superstep {
+  updates: Array<{ values?: unknown; command?: Record<string, unknown> | null; as_node: string }>;
 }
 
 export interface HistoryQuery {
@@ -34,19 +40,11 @@ const EMPTY_STATE = {
   interrupts: [],
 };
 
-function checkpointOf(config: GraphStateSnapshot['config']): Record<string, unknown> | null {
-  const configurable = config?.configurable;
-  if (!configurable?.checkpoint_id) return null;
-  return {
-    thread_id: configurable.thread_id,
-    checkpoint_ns: configurable.checkpoint_ns ?? '',
-    checkpoint_id: configurable.checkpoint_id,
-    checkpoint_map: configurable.checkpoint_map ?? null,
-  };
-}
-
-/** The anchor's ThreadState shape of a LangGraph state snapshot (as the JS server's stateSnapshotToThreadState). */
-export function toThreadState(snapshot: GraphStateSnapshot): Record<string, unknown> {
+/**
+ * The anchor's ThreadState shape of a LangGraph state snapshot (as the JS server's stateSnapshotToThreadState); the
+ * thread's own state also lists its pending `interrupts` (as the Python server's), a subgraph's state in a task does not.
+ */
+export function toThreadState(snapshot: GraphStateSnapshot, nested = false): Record<string, unknown> {
   const tasks = snapshot.tasks.map((task) => {
     const state = task.state as GraphStateSnapshot | { configurable?: unknown } | undefined;
     return {
@@ -56,22 +54,23 @@ export function toThreadState(snapshot: GraphStateSnapshot): Record<string, unkn
       interrupts: task.interrupts ?? [],
       path: task.path ?? [],
       checkpoint: state && 'configurable' in state ? (state.configurable ?? null) : null,
-      state: state && 'values' in state && 'next' in state ? toThreadState(state) : null,
+      state: state && 'values' in state && 'next' in state ? toThreadState(state, true) : null,
       result: task.result ?? null,
     };
   });
   const metadata = { ...(snapshot.metadata ?? {}) };
   if (metadata.checkpoint_ns === '') delete metadata.checkpoint_ns;
-  return {
+  const state: Record<string, unknown> = {
     values: snapshot.values,
     next: snapshot.next,
     tasks,
     metadata,
     created_at: snapshot.createdAt ?? null,
-    checkpoint: checkpointOf(snapshot.config),
-    parent_checkpoint: checkpointOf(snapshot.parentConfig),
-    interrupts: tasks.flatMap((task) => task.interrupts as unknown[]),
+    checkpoint: checkpointOfConfig(snapshot.config),
+    parent_checkpoint: checkpointOfConfig(snapshot.parentConfig),
   };
+  if (!nested) state.interrupts = tasks.flatMap((task) => task.interrupts as unknown[]);
+  return state;
 }
 
 /** The thread's `interrupts` field: pending interrupts per task id. */
@@ -95,6 +94,8 @@ export class ThreadStateService {
       hasPendingRuns?: (threadId: string) => Promise<boolean>;
       /** The config of an assistant by id (null: unknown); absent in unit set-ups. */
       assistantConfig?: (assistantId: string) => Promise<Record<string, unknown> | null>;
+      /** The application's own `Command` class (for `command` updates); absent in unit set-ups. */
+      commandClass?: () => Promise<new (fields: Record<string, unknown>) => unknown>;
     },
   ) {}
 
@@ -136,6 +137,38 @@ export class ThreadStateService {
     filter: ContainmentFilter,
     update: { values: unknown; asNode?: string; checkpoint?: CheckpointRef },
   ): Promise<Record<string, unknown>> {
+    return this.underLease(threadId, filter, update.checkpoint ?? {}, (compiled, config) =>
+      compiled.updateState(config, update.values, update.asNode),
+    );
+  }
+
+  /**
+   * Applies `supersteps` in order, each one checkpoint holding all its updates (the library's `bulkUpdateState`, as
+   * the anchor does for the `supersteps` of a new thread); taken like `update`.
+   */
+  async bulkUpdate(threadId: string, filter: ContainmentFilter, supersteps: Superstep[]): Promise<Record<string, unknown>> {
+    const Command = supersteps.some((step) => step.updates.some((one) => one.command)) ? await this.commandClass() : null;
+    const steps = supersteps.map((step) => ({
+      updates: step.updates.map((one) => ({
+        values: one.command && Command ? new Command(one.command) : one.values,
+        asNode: one.as_node,
+      })),
+    }));
+    return this.underLease(threadId, filter, {}, (compiled, config) => {
+      if (typeof compiled.bulkUpdateState !== 'function') {
+        throw new InputError("The application's @langchain/langgraph cannot apply supersteps: it has no bulkUpdateState.");
+      }
+      return compiled.bulkUpdateState(config, steps);
+    });
+  }
+
+  /** Runs `write` on the thread's graph with the thread taken as a run takes it; the new checkpoint's config. */
+  private async underLease(
+    threadId: string,
+    filter: ContainmentFilter,
+    checkpoint: CheckpointRef,
+    write: (compiled: RunnableGraph, config: Record<string, unknown>) => Promise<{ configurable?: Record<string, unknown> }>,
+  ): Promise<Record<string, unknown>> {
     const { thread, graph } = await this.threadAndGraph(threadId, filter);
     // Even a thread that never ran: its queued run would start from a state the client did not schedule it on.
     if (await this.deps.hasPendingRuns?.(threadId)) throw new ConflictError(`Thread ${threadId} is busy: a run is queued on it.`);
@@ -148,9 +181,9 @@ export class ThreadStateService {
     let valuesJson: string | null = null;
     let interrupts: Record<string, unknown> = thread.interrupts;
     try {
-      const config = this.config(thread, { checkpoint_ns: '', ...update.checkpoint });
+      const config = this.config(thread, { checkpoint_ns: '', ...checkpoint });
       const compiled = await graph.forRun(config, true);
-      const next = await compiled.updateState(config, update.values, update.asNode);
+      const next = await write(compiled, config);
       const snapshot = await compiled.getState({ configurable: { thread_id: threadId } });
       valuesJson = toWireJson(snapshot.values);
       interrupts = interruptsOf(snapshot);
@@ -161,6 +194,11 @@ export class ThreadStateService {
       await this.deps.leases.release(threadId, holder, { status, valuesJson, interrupts, error: null });
       await this.deps.afterRelease(threadId).catch(() => undefined);
     }
+  }
+
+  private async commandClass(): Promise<new (fields: Record<string, unknown>) => unknown> {
+    if (!this.deps.commandClass) throw new InputError('Commands in supersteps are not supported here.');
+    return this.deps.commandClass();
   }
 
   private config(thread: Thread, checkpoint: CheckpointRef): Record<string, unknown> {

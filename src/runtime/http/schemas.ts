@@ -35,9 +35,13 @@ export const runBody = Joi.object({
   multitask_strategy: Joi.string().valid('reject', 'rollback', 'interrupt', 'enqueue'),
   if_not_exists: Joi.string().valid('reject', 'create'),
   stream_resumable: Joi.boolean(),
-  webhook: Joi.string()
-    .uri({ scheme: ['http', 'https'] })
-    .allow(null),
+  // An absolute http(s) URL, or a path on the app's own server (as the anchor allows).
+  webhook: Joi.alternatives(
+    Joi.string().uri({ scheme: ['http', 'https'] }),
+    Joi.string().pattern(/^\/(?:[^/\\][\s\S]*)?$/, 'path'),
+  )
+    .allow(null)
+    .messages({ 'alternatives.match': '"webhook" must be an http(s) URL or a path starting with "/"' }),
   checkpoint_id: Joi.string(),
   checkpoint: Joi.object().unknown(true).allow(null),
   interrupt_before: breakpoints,
@@ -49,10 +53,17 @@ export const runBody = Joi.object({
 /** `POST /runs/batch`: stateless run bodies (keys already snake_case, see backgroundRunRoutes.ts). */
 export const runBatchBody = Joi.array().items(runBody).min(1).max(100).required();
 
+const superstep = Joi.object({
+  updates: Joi.array()
+    .items(Joi.object({ values: Joi.any().allow(null), command: jsonObject.allow(null), as_node: Joi.string().required() }))
+    .required(),
+});
+
 export const threadCreateBody = Joi.object({
   thread_id: uuid,
   metadata: jsonObject.allow(null).default({}),
   if_exists: Joi.string().valid('raise', 'do_nothing').default('raise'),
+  supersteps: Joi.array().items(superstep).allow(null),
 })
   .unknown(true)
   .default();
@@ -158,9 +169,25 @@ export const bulkCancelBody = Joi.object({
   .unknown(true)
   .or('run_ids', 'status');
 
+/** Why the store cannot hold a namespace label faithfully, or null. */
+export function namespaceLabelProblem(label: string): string | null {
+  if (label === '') return 'Namespace labels cannot be empty.';
+  if (label.includes('.')) return `Namespace label ${JSON.stringify(label)} contains a period ('.'), which separates labels.`;
+  if (label.includes(':')) {
+    return `Namespace label ${JSON.stringify(label)} contains ':': the store joins labels with ':', so it would read back split.`;
+  }
+  if (/[%_\\]/.test(label)) {
+    return `Namespace label ${JSON.stringify(label)} contains a SQL LIKE wildcard ('%', '_') or '\\', which the store refuses.`;
+  }
+  return null;
+}
+
 const namespaceLabel = Joi.string()
   .min(1)
-  .pattern(/^[^.]*$/, 'no periods');
+  .custom((label: string, helpers) => {
+    const problem = namespaceLabelProblem(label);
+    return problem ? helpers.message({ custom: problem }) : label;
+  }, 'storable namespace label');
 const namespace = Joi.array().items(namespaceLabel).min(1);
 
 export const storePutBody = Joi.object({
@@ -174,7 +201,11 @@ export const storePutBody = Joi.object({
 export const storeItemQuery = Joi.object({
   namespace: Joi.string()
     .min(1)
-    .custom((text: string) => text.split('.'), 'dot-separated namespace')
+    .custom((text: string, helpers) => {
+      const labels = text.split('.');
+      const problem = labels.map(namespaceLabelProblem).find(Boolean);
+      return problem ? helpers.message({ custom: problem }) : labels;
+    }, 'dot-separated namespace')
     .required(),
   key: Joi.string().min(1).required(),
   refresh_ttl: Joi.boolean(),
@@ -183,7 +214,8 @@ export const storeItemQuery = Joi.object({
 export const storeDeleteBody = Joi.object({ namespace: namespace.required(), key: Joi.string().min(1).required() }).unknown(true);
 
 export const storeSearchBody = Joi.object({
-  namespace_prefix: Joi.array().items(namespaceLabel).min(1).required(),
+  // Empty: every namespace.
+  namespace_prefix: Joi.array().items(namespaceLabel).default([]),
   filter: jsonObject.allow(null),
   limit: Joi.number().integer().min(1).max(1000).default(10),
   offset: Joi.number().integer().min(0).default(0),

@@ -11,7 +11,7 @@ import type { StreamEvent } from '../execution/graphStream';
 import { toWireJson } from '../execution/serialize';
 import { logger } from '../../logger';
 
-/** One SSE frame (with its `id:` line for resumable streams). JSON never contains a raw newline: one data line. */
+/** One SSE frame (with its `id:` line when the event has one). JSON never contains a raw newline: one data line. */
 export function sseFrame(event: StreamEvent & { id?: string }): string {
   const id = event.id === undefined ? '' : `id: ${event.id}\n`;
   return `${id}event: ${event.event}\ndata: ${toWireJson(event.data)}\n\n`;

@@ -131,11 +131,23 @@ test('schemas come from a Zod state, and subgraphs are listed by namespace', asy
   expect(schemas.state_schema).toMatchObject({ type: 'object', properties: { question: { type: 'string' } } });
   expect(schemas.input_schema).toMatchObject({ properties: { question: { type: 'string' } } });
 
-  const annotated = await client.assistants.getSchemas('persona');
-  expect(annotated.state_schema).toMatchObject({ type: 'object', properties: { messages: {} } });
-
   expect(Object.keys(await client.assistants.getSubgraphs('parent'))).toEqual(['child']);
   expect(Object.keys(await client.assistants.getSubgraphs('parent', { namespace: 'elsewhere' }))).toEqual([]);
+});
+
+test("an Annotation graph's schemas, and its subgraphs', are read from its TypeScript types", async () => {
+  const annotated = await client.assistants.getSchemas('persona');
+  expect(annotated.state_schema).toMatchObject({
+    type: 'object',
+    properties: { messages: { type: 'array', items: { $ref: expect.stringMatching(/^#\/definitions\/BaseMessage/) } } },
+  });
+  expect(annotated.context_schema).toEqual(annotated.config_schema);
+
+  const { child } = await client.assistants.getSubgraphs('parent');
+  expect(child!.state_schema).toMatchObject({
+    type: 'object',
+    properties: { topic: { type: 'string' }, notes: { type: 'array', items: { type: 'string' } } },
+  });
 });
 
 test('bad assistant input is a 422 naming the field, and an unknown assistant is a 404', async () => {

@@ -109,6 +109,26 @@ test('a resumable run replays its events to a join stream from Last-Event-ID, wi
   expect(text.match(/^id: \d+$/gm)).toEqual(['id: 2', 'id: 3']);
 });
 
+test('a join stream of a run that is not resumable carries ids too and resumes after Last-Event-ID', async () => {
+  const thread = await client.threads.create();
+  const run = await client.runs.create(thread.thread_id, 'agent', { input: say('ids'), streamMode: ['values'] });
+  await client.runs.join(thread.thread_id, run.run_id);
+  const all = await collect(client.runs.joinStream(thread.thread_id, run.run_id));
+  expect(all.map((event: any) => event.id)).toEqual(['0', '1', '2', '3']);
+  const after = await collect(client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: '2' }));
+  expect(after.map((event: any) => event.id)).toEqual(['3']);
+});
+
+test("a run cancelled before it started leaves its thread updatable through the run's graph", async () => {
+  const thread = await client.threads.create();
+  const queued = await client.runs.create(thread.thread_id, 'agent', { input: say('never'), afterSeconds: 5 });
+  expect((await client.threads.get(thread.thread_id)).metadata).toMatchObject({ graph_id: 'agent' });
+  await client.runs.cancel(thread.thread_id, queued.run_id);
+  await client.threads.updateState(thread.thread_id, { values: say('instead'), asNode: 'agent' });
+  expect(texts((await client.threads.getState(thread.thread_id)).values)).toEqual(['instead']);
+  expect((await client.threads.get(thread.thread_id)).status).toBe('interrupted');
+});
+
 test('a live join stream of a running background run sees its events to the end', async () => {
   const thread = await client.threads.create();
   const run = await client.runs.create(thread.thread_id, 'slow', { input: say('watch'), streamMode: ['values'] });

@@ -50,19 +50,35 @@ test('a missing or wrong token is a 401 with the detail the handler gave', async
   expect((await fetch(`${runtime.url}/ok`)).status).toBe(200);
 });
 
-test('a node receives the authenticated user and its custom fields at configurable.graphx_auth_user', async () => {
+test('a node receives the authenticated user and its custom fields at configurable.graphx_auth_user (and langgraph_auth_user)', async () => {
   expect(await lastAnswer(user1, null)).toEqual({
     identity: 'user1',
     org_id: 'org-a',
     github_token: 'gh-user1',
     user_id: 'user1',
     kind: null,
+    anchor_identity: 'user1',
+    anchor_user_id: 'user1',
   });
 });
 
 test('a client cannot spoof graphx_auth_user through config', async () => {
-  const spoofed = { configurable: { graphx_auth_user: { identity: 'admin', org_id: 'org-z' }, graphx_auth_user_id: 'admin' } };
-  expect(await lastAnswer(user2, null, spoofed)).toMatchObject({ identity: 'user2', org_id: 'org-b', user_id: 'user2' });
+  const admin = { identity: 'admin', org_id: 'org-z' };
+  const spoofed = {
+    configurable: {
+      graphx_auth_user: admin,
+      graphx_auth_user_id: 'admin',
+      langgraph_auth_user: admin,
+      langgraph_auth_user_id: 'admin',
+    },
+  };
+  expect(await lastAnswer(user2, null, spoofed)).toMatchObject({
+    identity: 'user2',
+    org_id: 'org-b',
+    user_id: 'user2',
+    anchor_identity: 'user2',
+    anchor_user_id: 'user2',
+  });
 });
 
 test("user B cannot read, search, run on or delete user A's thread, which is stamped with A as owner", async () => {
@@ -84,6 +100,25 @@ test("user B cannot read, search, run on or delete user A's thread, which is sta
     thread.thread_id,
   ]);
   expect((await user1.threads.get(thread.thread_id)).metadata?.owner).toBe('user1');
+});
+
+test("user B joining the stream of a run on A's thread gets one error event saying 404, as for a missing thread", async () => {
+  const thread = await user1.threads.create();
+  const run = await user1.runs.create(thread.thread_id, 'agent', { input: hi });
+  const seen = async (client: Client, threadId: string) => {
+    const events = [];
+    for await (const event of client.runs.joinStream(threadId, run.run_id)) events.push(event);
+    return events;
+  };
+  const hidden = await seen(user2, thread.thread_id);
+  expect(hidden).toEqual([
+    { event: 'error', data: { error: 'NotFoundError', message: `404: Thread with ID ${thread.thread_id} not found.` } },
+  ]);
+  const missingId = crypto.randomUUID();
+  expect(await seen(user2, missingId)).toEqual([
+    { event: 'error', data: { error: 'NotFoundError', message: `404: Thread with ID ${missingId} not found.` } },
+  ]);
+  expect((await seen(user1, thread.thread_id)).map((event) => event.event)).not.toContain('error');
 });
 
 test('a debugging-UI header without a verifiable API key is a 401, never a trusted user', async () => {
@@ -129,4 +164,28 @@ test("user B's copy of user A's thread is a 409 as the JS server answers it, and
   });
   expect(watched.status).toBe(404);
   expect(await watched.json()).toHaveProperty('detail');
+});
+
+test('a user whose identity is a text prefix of another never sees the other store through search or the namespace list', async () => {
+  const user10 = clientFor('user10-token');
+  await user10.store.putItem(['user10', 'notes'], 'secret', { text: 'of user10' });
+  await user1.store.putItem(['user1', 'notes'], 'mine', { text: 'of user1' });
+
+  const found = await user1.store.searchItems(['user1']);
+  expect(found.items.map((item) => [item.namespace, item.key])).toEqual([[['user1', 'notes'], 'mine']]);
+  expect((await user1.store.listNamespaces({ prefix: ['user1'] })).namespaces).toEqual([['user1', 'notes']]);
+  expect((await user1.store.listNamespaces({ prefix: ['user1'], maxDepth: 1 })).namespaces).toEqual([['user1']]);
+  await expect(user1.store.getItem(['user10', 'notes'], 'secret')).rejects.toThrow('403');
+});
+
+test("a store handler's namespace rewrite is what is written, read and deleted (each user's `mine` is their own)", async () => {
+  const [user1, user2] = [clientFor('user1-token'), clientFor('user2-token')];
+  await user1.store.putItem(['mine', 'prefs'], 'theme', { colour: 'green' });
+  await user2.store.putItem(['mine', 'prefs'], 'theme', { colour: 'red' });
+  expect((await user1.store.getItem(['user1', 'prefs'], 'theme'))?.value).toEqual({ colour: 'green' });
+  expect((await user1.store.getItem(['mine', 'prefs'], 'theme'))?.value).toEqual({ colour: 'green' });
+  expect((await user2.store.getItem(['mine', 'prefs'], 'theme'))?.value).toEqual({ colour: 'red' });
+  await user2.store.deleteItem(['mine', 'prefs'], 'theme');
+  expect(await user2.store.getItem(['user2', 'prefs'], 'theme')).toBeNull();
+  expect((await user1.store.getItem(['mine', 'prefs'], 'theme'))?.value).toEqual({ colour: 'green' });
 });

@@ -39,6 +39,23 @@ test('what the custom app does not serve falls through to the API, whose answers
   expect((await fetch(`${runtime.url}/nowhere`)).status).toBe(404);
 });
 
+test('http.disable_ui and http.disable_mcp answer 404 for the generative-UI and MCP routes', async () => {
+  const ui = await fetch(`${runtime.url}/ui/agent`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  });
+  expect(ui.status).toBe(404);
+  expect(((await ui.json()) as any).detail).toMatch(/ui routes are disabled/);
+  const mcp = await fetch(`${runtime.url}/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  expect(mcp.status).toBe(404);
+  expect(((await mcp.json()) as any).detail).toMatch(/mcp routes are disabled/);
+});
+
 test('http.disable_store answers 404 for the store routes only', async () => {
   const search = await fetch(`${runtime.url}/store/items/search`, {
     method: 'POST',
@@ -86,3 +103,62 @@ test('http.cors: another origin or method is refused at preflight, and a respons
   expect(refused.status).toBe(200);
   expect(refused.headers.get('access-control-allow-origin')).toBeNull();
 });
+
+test("a run's graph sees the request's x-* headers and user-agent in configurable, never credentials", async () => {
+  const client = new Client({
+    apiUrl: runtime.url,
+    apiKey: null,
+    defaultHeaders: { 'x-request-tag': 'from-header', 'x-api-key': 'a-secret', 'x-graphx-loopback': 'forged' },
+  });
+  const values = (await client.runs.wait(null, 'headers', {
+    input: {},
+    config: { configurable: { 'x-request-tag': 'from-body' } },
+  })) as { seen: Record<string, string> };
+  // As the anchor: the header wins over the same key sent in the body.
+  expect(values.seen['x-request-tag']).toBe('from-header');
+  expect(values.seen['user-agent']).toBeTruthy();
+  expect(values.seen).not.toHaveProperty('x-api-key');
+  expect(values.seen).not.toHaveProperty('x-graphx-loopback');
+});
+
+test("a webhook given as a path is posted to the app's own route when a waited or background run ends", async () => {
+  const client = new Client({ apiUrl: runtime.url, apiKey: null });
+  const thread = await client.threads.create();
+  const readHook = async () => ((await (await fetch(`${runtime.url}/custom/hook`)).json()) as { hook: any }).hook;
+  const waited = await client.runs.create(thread.thread_id, 'agent', { input: { messages: [] }, webhook: '/custom/hook' });
+  await client.runs.join(thread.thread_id, waited.run_id);
+  for (let attempt = 0; attempt < 50 && (await readHook())?.run_id !== waited.run_id; attempt += 1) await sleep(100);
+  expect(await readHook()).toMatchObject({ run_id: waited.run_id, status: 'success' });
+
+  const response = await fetch(`${runtime.url}/threads/${thread.thread_id}/runs/wait`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      assistant_id: 'agent',
+      input: { messages: [{ role: 'user', content: 'hook me' }] },
+      webhook: '/custom/hook',
+    }),
+  });
+  const runId = response.headers.get('content-location')!.split('/').at(-1);
+  for (let attempt = 0; attempt < 50 && (await readHook())?.run_id !== runId; attempt += 1) await sleep(100);
+  const hook = await readHook();
+  expect(hook).toMatchObject({ run_id: runId, thread_id: thread.thread_id, status: 'success' });
+  expect(hook.values.messages.at(-2).content).toBe('echo: hook me');
+
+  // Another host is not a path: `//host/x` is refused before any run starts.
+  const refused = await fetch(`${runtime.url}/runs/wait`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ assistant_id: 'agent', input: { messages: [] }, webhook: '//169.254.169.254/latest' }),
+  });
+  expect(refused.status).toBe(422);
+  expect(JSON.stringify(await refused.json())).toMatch(/webhook/);
+});
+
+test('app code reaches its own server with a Client made without an address', async () => {
+  const answer = await fetch(`${runtime.url}/custom/self`);
+  expect(answer.status).toBe(200);
+  expect(await answer.json()).toEqual({ assistants: ['agent'] });
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -9,6 +9,7 @@ import joiToJson from 'joi-to-json';
 import * as assistantSchemas from '../../../src/runtime/http/assistantSchemas';
 import * as runtimeSchemas from '../../../src/runtime/http/schemas';
 import { registerRuntimeRoutes } from '../../../src/runtime/http/routes';
+import { registerUiRoutes } from '../../../src/runtime/http/routes/uiRoutes';
 import type { RuntimeServices } from '../../../src/runtime/http/routes/context';
 import {
   FuzzViolations,
@@ -36,6 +37,7 @@ interface RuntimeRoute {
 function runtimeRoutes(): RuntimeRoute[] {
   const router = new Router();
   registerRuntimeRoutes(router, {} as RuntimeServices);
+  registerUiRoutes(router, new Map());
   return router.stack.flatMap((layer) =>
     layer.methods
       .filter((method) => method !== 'HEAD')
@@ -66,6 +68,8 @@ beforeAll(async () => {
     body: '{}',
   });
   threadId = ((await created.json()) as { thread_id: string }).thread_id;
+  // The first schema read type-checks the graph's source (seconds, once per process): not what the walk measures.
+  expect((await fetch(`${runtime.url}/assistants/agent/schemas`)).status).toBe(200);
 });
 afterAll(async () => {
   closeFuzzAgent();
@@ -76,14 +80,22 @@ afterAll(async () => {
 
 test('the routes come from the runtime router, every thread and run route included', () => {
   const routes = runtimeRoutes().map((route) => `${route.method} ${route.path}`);
-  expect(routes).toEqual(expect.arrayContaining(['POST /threads/search', 'GET /threads', 'POST /runs/wait']));
+  expect(routes).toEqual(
+    expect.arrayContaining([
+      'POST /threads/search',
+      'GET /threads',
+      'POST /runs/wait',
+      'POST /ui/:agent',
+      'GET /ui/:agent/:basename',
+    ]),
+  );
 });
 
 test('answers every runtime route without a 5xx and every error as {"detail"} JSON', async () => {
   const schemas = bodySchemas();
   const paramValue = (name: string) =>
     fc.oneof(
-      { weight: 3, arbitrary: fc.constant(name === 'assistantId' ? 'agent' : threadId) },
+      { weight: 3, arbitrary: fc.constant(name === 'assistantId' || name === 'agent' ? 'agent' : threadId) },
       { weight: 1, arbitrary: fc.uuid() },
       { weight: 3, arbitrary: urlString.filter((text) => text !== '') },
     );

@@ -99,6 +99,51 @@ test('updateState writes values as a node, and a busy thread refuses it', async 
   await running;
 });
 
+test('debug checkpoint events name each checkpoint and its parent as the history does, and thread stream events carry ids', async () => {
+  const thread = await client.threads.create();
+  const events: Array<{ event: string; data: any; id?: string }> = [];
+  for await (const event of client.runs.stream(thread.thread_id, 'agent', { input: say('debug me'), streamMode: 'debug' })) {
+    events.push(event);
+  }
+  expect(events.map((event) => event.id)).toEqual(events.map((_, index) => String(index)));
+  const streamed = events
+    .filter((event) => event.event === 'debug' && event.data.type === 'checkpoint')
+    .map((event) => event.data.payload);
+  const history = (await client.threads.getHistory(thread.thread_id, { limit: 100 })).reverse();
+  const names = (state: any) => ({ step: state.metadata.step, checkpoint: state.checkpoint, parent: state.parent_checkpoint });
+  expect(streamed.map(names)).toEqual(history.map(names));
+  expect(streamed[1].parent_config.configurable.checkpoint_id).toBe(history[0]!.checkpoint.checkpoint_id);
+  expect(streamed[1]).not.toHaveProperty('parentConfig');
+});
+
+test('a thread created with supersteps has one checkpoint per superstep, as a run would have left them', async () => {
+  const ran = await client.threads.create();
+  await client.runs.wait(ran.thread_id, 'agent', { input: say('replayed') });
+  const original = await client.threads.getHistory(ran.thread_id, { limit: 100 });
+  const [, start, afterAgent, afterTools] = [...original].reverse().map((state: any) => state.values);
+  const clone = await client.threads.create({
+    graphId: 'agent',
+    supersteps: [
+      { updates: [{ asNode: '__input__', values: { messages: start.messages } }] },
+      { updates: [{ asNode: '__start__', values: { messages: start.messages } }] },
+      { updates: [{ asNode: 'agent', values: { messages: [afterAgent.messages.at(-1)] } }] },
+      { updates: [{ asNode: 'tools', values: { messages: [afterTools.messages.at(-1)] } }] },
+    ],
+  });
+  const cloned = await client.threads.getHistory(clone.thread_id, { limit: 100 });
+  const shape = (state: any) => ({ next: state.next, values: state.values });
+  expect(cloned.map(shape)).toEqual(original.map(shape));
+  expect(texts((await client.threads.get(clone.thread_id)).values)).toEqual(['replayed', 'echo: replayed', 'ok']);
+
+  const noGraph = await fetch(`${runtime.url}/threads`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ supersteps: [{ updates: [{ as_node: '__input__', values: {} }] }] }),
+  });
+  expect(noGraph.status).toBe(400);
+  expect(((await noGraph.json()) as { detail: string }).detail).toMatch(/graph_id/);
+});
+
 test('copy duplicates a thread with its history, independent of the original', async () => {
   const thread = await client.threads.create({ metadata: { owner: 'copy-test' } });
   await client.runs.wait(thread.thread_id, 'agent', { input: say('original') });

@@ -25,6 +25,13 @@ test('a webhook to loopback is refused under the default policy and nothing is s
   expect(received).toBe(0);
 });
 
+test("a webhook path (the app's own server) is refused unless loopback is allowed", async () => {
+  await expect(webhookDeliverer('public')('/hook', run, {})).rejects.toThrow(
+    /refused unless GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS=any/,
+  );
+  await expect(webhookDeliverer('private')('/hook', run, {})).rejects.toThrow(/refused/);
+});
+
 test('a webhook to loopback is delivered when the operator allows any destination', async () => {
   await webhookDeliverer('any')(url, run, { messages: [] });
   expect(received).toBe(1);

@@ -7,6 +7,7 @@ import type Koa from 'koa';
 import { validatePart } from '../../../http/validation';
 import type { Assistant, RunnableGraph } from '../../graphs';
 import { graphSchemaOf } from '../../graphSchemas';
+import { staticSchemaAt } from '../../staticGraphSchemas';
 import { assistantGraphQuery, assistantSubgraphParams, assistantSubgraphsQuery } from '../assistantSchemas';
 import type { RuntimeServices } from './context';
 import { readAssistant } from './assistantRoutes';
@@ -42,10 +43,16 @@ export function registerAssistantGraphRoutes(router: Router, services: RuntimeSe
     ctx.body = drawable.toJSON();
   });
 
+  /** The type checker's schema of the assistant's graph or of its subgraph at `namespace` (read once per graph). */
+  const fromSource = (assistant: Assistant, namespace?: string) => async () => {
+    const schemas = await services.assistants.graphOf(assistant.graph_id).staticSchemas();
+    return schemas && staticSchemaAt(schemas, namespace);
+  };
+
   router.get('/assistants/:assistantId/schemas', async (ctx) => {
     const assistant = await readAssistant(services, ctx);
     const graph = await compiledGraphOf(services, assistant);
-    ctx.body = schemasBody(assistant.graph_id, await graphSchemaOf(graph, services.appImport));
+    ctx.body = schemasBody(assistant.graph_id, await graphSchemaOf(graph, services.appImport, fromSource(assistant)));
   });
 
   const subgraphs = async (ctx: Koa.Context) => {
@@ -55,7 +62,7 @@ export function registerAssistantGraphRoutes(router: Router, services: RuntimeSe
     const graph = await compiledGraphOf(services, assistant);
     const result: Record<string, unknown> = {};
     for await (const [name, subgraph] of graph.getSubgraphsAsync(namespace, Boolean(recurse))) {
-      const schema = await graphSchemaOf(subgraph, services.appImport);
+      const schema = await graphSchemaOf(subgraph, services.appImport, fromSource(assistant, name));
       // The SDK's GraphSchema keys, and the anchor JS server's own (state, input, output, config) beside them.
       result[name] = { ...schemasBody(assistant.graph_id, schema), ...schema };
     }

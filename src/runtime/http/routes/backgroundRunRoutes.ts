@@ -1,7 +1,8 @@
 /**
  * The run lifecycle beyond one streamed request: background runs, reading and deleting a run, cancel (one or many),
- * join (wait for the end) and join stream (`Last-Event-ID` for runs created with `stream_resumable`). Thread-bound
- * routes check `threads:read` (`threads:create_run` for creation) on the thread; a thread outside the filter is 404.
+ * join (wait for the end) and join stream (from `Last-Event-ID` when given). Thread-bound routes check
+ * `threads:read` (`threads:create_run` for creation) on the thread; a thread outside the filter is 404 (inside the
+ * stream for join stream).
  */
 import type Router from '@koa/router';
 import type Koa from 'koa';
@@ -21,10 +22,12 @@ import {
 } from '../schemas';
 import { respondWithEvents } from '../sse';
 import { filterFor, userOf, type RuntimeServices } from './context';
+import { withRequestHeaders } from '../requestHeaders';
 import { readRunRequest, withStreamModes, type RawRunBody } from './runRoutes';
 
 const JOIN_TIMEOUT_MS = 24 * 3600_000;
 const runNotFound = (runId: string) => new NotFoundError(`Run ${runId} not found.`);
+const threadNotFound = (threadId: string) => new NotFoundError(`Thread with ID ${threadId} not found.`);
 
 export function registerBackgroundRunRoutes(router: Router, services: RuntimeServices): void {
   const { backgroundRuns } = services;
@@ -33,7 +36,7 @@ export function registerBackgroundRunRoutes(router: Router, services: RuntimeSer
   const visibleRun = async (ctx: Koa.Context, action = 'read') => {
     const { threadId, runId } = validatePart<{ threadId: string; runId: string }>(threadRunParams, ctx.params, 'path');
     const filter = await filterFor(services, ctx, 'threads', action, { thread_id: threadId, run_id: runId });
-    if (!(await services.threads.get(threadId, filter))) throw new NotFoundError(`Thread with ID ${threadId} not found.`);
+    if (!(await services.threads.get(threadId, filter))) throw threadNotFound(threadId);
     return { threadId, runId };
   };
 
@@ -49,7 +52,9 @@ export function registerBackgroundRunRoutes(router: Router, services: RuntimeSer
   // Several stateless background runs at once; every assistant is checked before any run is queued.
   router.post('/runs/batch', async (ctx) => {
     const items = Array.isArray(ctx.state.body) ? (ctx.state.body as unknown[]).map(snakeCaseKeys) : ctx.state.body;
-    const requests = validatePart<RawRunBody[]>(runBatchBody, items, 'body').map(withStreamModes);
+    const requests = validatePart<RawRunBody[]>(runBatchBody, items, 'body').map((body) =>
+      withStreamModes(withRequestHeaders(body, ctx.headers)),
+    );
     for (const request of requests) await services.assistants.forRun(request.assistant_id, userOf(ctx));
     const runs = [];
     for (const request of requests) runs.push(await backgroundRuns.create(userOf(ctx), null, request));
@@ -118,18 +123,37 @@ export function registerBackgroundRunRoutes(router: Router, services: RuntimeSer
     ctx.body = JSON.stringify(thread?.values ?? null);
   });
 
+  /**
+   * Join stream answers with a stream once its input is valid: a thread or run that is missing, or hidden by the
+   * caller's filter (told apart from missing by nothing), is one `error` event whose message starts with `404: `,
+   * as both anchors answer; the SDK's `runs.joinStream` yields it as an event.
+   */
   const joinStream = async (ctx: Koa.Context, threadId: string | null, runId: string) => {
     const query = validatePart<{ cancel_on_disconnect: boolean; stream_mode?: string | string[] }>(
       joinStreamQuery,
       { ...ctx.query, stream_mode: queryList(ctx.query.stream_mode) },
       'query',
     );
-    const run = (await services.runQueue.get(runId, threadId)) ?? throwError(runNotFound(runId));
+    const location = threadId ? `/threads/${threadId}/runs/${runId}` : `/runs/${runId}`;
+    const notFound = (error: NotFoundError) =>
+      respondWithEvents(
+        ctx,
+        location,
+        async function* () {
+          yield { event: 'error', data: { error: error.name, message: `404: ${error.message}` } };
+        },
+        false,
+      );
+    if (threadId) {
+      const filter = await filterFor(services, ctx, 'threads', 'read', { thread_id: threadId, run_id: runId });
+      if (!(await services.threads.get(threadId, filter))) return notFound(threadNotFound(threadId));
+    }
+    const run = await services.runQueue.get(runId, threadId);
+    if (!run) return notFound(runNotFound(runId));
     const options = {
       lastEventId: ctx.get('Last-Event-ID') || null,
       streamModes: query.stream_mode === undefined ? null : [query.stream_mode].flat(),
     };
-    const location = threadId ? `/threads/${threadId}/runs/${runId}` : `/runs/${runId}`;
     const deps = {
       runEvents: services.runEvents,
       eventStore: services.eventStore,
@@ -143,7 +167,7 @@ export function registerBackgroundRunRoutes(router: Router, services: RuntimeSer
   };
 
   router.get('/threads/:threadId/runs/:runId/stream', async (ctx) => {
-    const { threadId, runId } = await visibleRun(ctx);
+    const { threadId, runId } = validatePart<{ threadId: string; runId: string }>(threadRunParams, ctx.params, 'path');
     await joinStream(ctx, threadId, runId);
   });
   router.get('/runs/:runId/stream', async (ctx) => {

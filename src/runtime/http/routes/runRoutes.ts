@@ -9,6 +9,7 @@ import { followRun } from '../../execution/runFollower';
 import type { PreparedRun, RunRequest } from '../../execution/runService';
 import type { Run } from '../../storage/runStore';
 import { toWireJson } from '../../execution/serialize';
+import { withRequestHeaders } from '../requestHeaders';
 import { fastRunBody } from '../runBodyFastPath';
 import { runBody, threadIdParams } from '../schemas';
 import { respondWithEvents } from '../sse';
@@ -19,7 +20,7 @@ export type RawRunBody = Omit<RunRequest, 'stream_mode'> & { stream_mode?: ApiSt
 /** The run body of the request, validated (the common shape without Joi, see runBodyFastPath.ts). */
 export function readRunRequest(ctx: Koa.Context): RunRequest {
   const body = (fastRunBody(ctx.state.body) as RawRunBody | null) ?? validatePart<RawRunBody>(runBody, ctx.state.body, 'body');
-  return withStreamModes(body);
+  return withStreamModes(withRequestHeaders(body, ctx.headers));
 }
 
 /** A validated run body with `stream_mode` as a list (`values` when none was asked for). */
@@ -48,25 +49,19 @@ export function registerRunRoutes(router: Router, services: RuntimeServices): vo
         if (!(error instanceof ConflictError)) throw error;
       }
     }
-    // Resumable, so the run keeps its events from the start for this response to read whenever it starts.
-    const queuedRequest = { ...request, stream_resumable: true };
-    return { queued: await services.backgroundRuns.create(user, threadId, queuedRequest, { reserveHere: true }) };
+    return { queued: await services.backgroundRuns.create(user, threadId, request, { reserveHere: true }) };
   };
 
   /**
    * The events of a run streamed here. A run on a thread also keeps them (RunEvents) for join and thread streams on
-   * any instance; only a resumable one's carry ids.
+   * any instance, and its events carry their ids (as the anchor's: 0 for `metadata`, then one up per event).
    */
   async function* executeHere(prepared: PreparedRun, signal: AbortSignal): AsyncGenerator<StreamEvent & { id?: string }> {
     const { run_id: runId, thread_id: threadId } = prepared.run;
     if (!threadId) return yield* services.runService.execute(prepared, signal);
-    const resumable = Boolean(prepared.request.stream_resumable);
-    services.runEvents.open(runId, { threadId, resumable });
+    services.runEvents.open(runId, { threadId });
     try {
-      for await (const event of services.runService.execute(prepared, signal)) {
-        const numbered = services.runEvents.publish(runId, event);
-        yield resumable ? numbered : event;
-      }
+      for await (const event of services.runService.execute(prepared, signal)) yield services.runEvents.publish(runId, event);
     } finally {
       void services.runEvents.close(runId);
     }
@@ -111,7 +106,7 @@ export function registerRunRoutes(router: Router, services: RuntimeServices): vo
     if (request.on_disconnect === 'cancel') ctx.res.once('close', () => ctx.res.writableFinished || abort.abort());
     const runId = prepared.run.run_id;
     // A run on a thread shows in the thread's stream (RunEvents keeps its events for it).
-    if (threadId) services.runEvents.open(runId, { threadId, resumable: false });
+    if (threadId) services.runEvents.open(runId, { threadId });
     const result = await services.runService
       .wait(prepared, abort.signal, threadId ? (event) => services.runEvents.publish(runId, event) : undefined)
       .finally(() => threadId && void services.runEvents.close(runId));

@@ -1,16 +1,26 @@
 /**
  * The long-term store (`/store/*`), the same PostgresStore the graphs get as `config.store`, in the deployment's
  * database. Authorization events are the anchor's `store:put|get|delete|search|list_namespaces`; a filter is matched
- * against the item's value with its `namespace` and `key`, and an item outside it behaves as missing.
+ * against the item's value with its `namespace` and `key`, and an item outside it behaves as missing. Search and listing
+ * match namespaces by whole labels and cut their pages after every check (storage/storeScan.ts).
  */
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { BaseStore, Item } from '@langchain/langgraph-checkpoint';
 import { validatePart } from '../../../http/validation';
-import { NotFoundError } from '../../../errors';
+import { ForbiddenError, InputError, NotFoundError } from '../../../errors';
 import { authorize, contains, type AuthFilter } from '../../auth/authorization';
 import { toWireJson } from '../../execution/serialize';
-import { storeDeleteBody, storeItemQuery, storeNamespacesBody, storePutBody, storeSearchBody } from '../schemas';
+import { listNamespaces } from '../../storage/storeNamespaces';
+import { searchStore } from '../../storage/storeSearchAll';
+import {
+  namespaceLabelProblem,
+  storeDeleteBody,
+  storeItemQuery,
+  storeNamespacesBody,
+  storePutBody,
+  storeSearchBody,
+} from '../schemas';
 import { userOf, type RuntimeServices } from './context';
 
 function toApiItem(item: Item): Record<string, unknown> {
@@ -21,11 +31,30 @@ function toApiItem(item: Item): Record<string, unknown> {
 const visible = (item: Pick<Item, 'namespace' | 'key' | 'value'>, filter: AuthFilter) =>
   contains({ ...item.value, namespace: item.namespace, key: item.key }, filter);
 
+const isFiltering = (filter: AuthFilter) => Object.keys(filter).length > 0;
+
 export function registerStoreRoutes(router: Router, services: RuntimeServices, store: BaseStore): void {
   const filterFor = async (ctx: Koa.Context, action: string, value: Record<string, unknown>) => {
     const user = userOf(ctx);
     if (!user) return {};
     return authorize(services.customAuth?.['~handlerCache'].callbacks, user, 'store', action, value);
+  };
+
+  /**
+   * The item an operation addresses after the app's handler saw it: as the anchor, a handler may rewrite `namespace`
+   * and `key` of the value it is given (`value.namespace = [user.identity, ...value.namespace]`), and the rewrite is
+   * what is read or written. A rewritten namespace must still be one the store can hold.
+   */
+  const addressed = async (ctx: Koa.Context, action: string, value: { namespace: string[]; key: string }) => {
+    const filter = await filterFor(ctx, action, value);
+    if (!Array.isArray(value.namespace) || value.namespace.length === 0 || typeof value.key !== 'string' || value.key === '') {
+      throw new InputError(`The store:${action} handler left no namespace or key to address.`);
+    }
+    const problem = value.namespace
+      .map((label) => (typeof label === 'string' ? namespaceLabelProblem(label) : 'not a string'))
+      .find(Boolean);
+    if (problem) throw new InputError(`The store:${action} handler's namespace is refused: ${problem}`);
+    return { filter, namespace: value.namespace, key: value.key };
   };
 
   router.put('/store/items', async (ctx) => {
@@ -36,12 +65,15 @@ export function registerStoreRoutes(router: Router, services: RuntimeServices, s
       index?: false | string[] | null;
       ttl?: number | null;
     }>(storePutBody, ctx.state.body, 'body');
-    const filter = await filterFor(ctx, 'put', { ...body });
-    if (Object.keys(filter).length > 0) {
-      const existing = await store.get(body.namespace, body.key);
+    const value = { ...body };
+    const { filter, namespace, key } = await addressed(ctx, 'put', value);
+    if (isFiltering(filter)) {
+      const existing = await store.get(namespace, key);
       if (existing && !visible(existing, filter)) throw new NotFoundError('Item not found.');
+      // As the anchor: the item as it would be written must itself be inside the caller's filter.
+      if (!visible({ namespace, key, value: value.value }, filter)) throw new ForbiddenError('Not authorized');
     }
-    await (store.put as (...args: unknown[]) => Promise<void>)(body.namespace, body.key, body.value, body.index ?? undefined, {
+    await (store.put as (...args: unknown[]) => Promise<void>)(namespace, key, value.value, body.index ?? undefined, {
       ttl: body.ttl ?? undefined,
     });
     ctx.status = 204;
@@ -49,8 +81,8 @@ export function registerStoreRoutes(router: Router, services: RuntimeServices, s
 
   router.get('/store/items', async (ctx) => {
     const query = validatePart<{ namespace: string[]; key: string }>(storeItemQuery, { ...ctx.query }, 'query');
-    const filter = await filterFor(ctx, 'get', { namespace: query.namespace, key: query.key });
-    const item = await store.get(query.namespace, query.key);
+    const { filter, namespace, key } = await addressed(ctx, 'get', { namespace: query.namespace, key: query.key });
+    const item = await store.get(namespace, key);
     // A missing item is `null` (as the anchor answers); one outside the caller's filter is 404.
     if (item && !visible(item, filter)) throw new NotFoundError('Item not found.');
     ctx.type = 'application/json';
@@ -59,10 +91,10 @@ export function registerStoreRoutes(router: Router, services: RuntimeServices, s
 
   router.delete('/store/items', async (ctx) => {
     const body = validatePart<{ namespace: string[]; key: string }>(storeDeleteBody, ctx.state.body, 'body');
-    const filter = await filterFor(ctx, 'delete', { ...body });
-    const item = await store.get(body.namespace, body.key);
+    const { filter, namespace, key } = await addressed(ctx, 'delete', { ...body });
+    const item = await store.get(namespace, key);
     if (item && !visible(item, filter)) throw new NotFoundError('Item not found.');
-    await store.delete(body.namespace, body.key);
+    await store.delete(namespace, key);
     ctx.status = 204;
   });
 
@@ -75,19 +107,15 @@ export function registerStoreRoutes(router: Router, services: RuntimeServices, s
       query?: string | null;
     }>(storeSearchBody, ctx.state.body, 'body');
     const filter = await filterFor(ctx, 'search', { namespace: body.namespace_prefix, ...body });
-    const authFiltered = Object.keys(filter).length > 0;
-    const items = await store.search(body.namespace_prefix, {
-      filter: body.filter ?? undefined,
-      // With an authorization filter the page is cut after filtering (bounded scan).
-      limit: authFiltered ? 1000 : body.limit,
-      offset: authFiltered ? 0 : body.offset,
-      query: body.query || undefined,
-    });
-    const page = authFiltered
-      ? items.filter((item) => visible(item, filter)).slice(body.offset, body.offset + body.limit)
-      : items;
+    const options = { limit: body.limit, offset: body.offset, filter: body.filter ?? undefined, query: body.query || undefined };
+    const items = await searchStore(
+      store,
+      body.namespace_prefix,
+      options,
+      isFiltering(filter) ? (item) => visible(item, filter) : undefined,
+    );
     ctx.type = 'application/json';
-    ctx.body = toWireJson({ items: page.map(toApiItem) });
+    ctx.body = toWireJson({ items: items.map(toApiItem) });
   });
 
   router.post('/store/namespaces', async (ctx) => {
@@ -99,15 +127,18 @@ export function registerStoreRoutes(router: Router, services: RuntimeServices, s
       offset: number;
     }>(storeNamespacesBody, ctx.state.body, 'body');
     const filter = await filterFor(ctx, 'list_namespaces', { namespace: body.prefix, ...body });
-    const namespaces = await store.listNamespaces({
-      prefix: body.prefix ?? undefined,
-      suffix: body.suffix ?? undefined,
-      maxDepth: body.max_depth ?? undefined,
-      limit: body.limit,
-      offset: body.offset,
-    });
-    ctx.body = {
-      namespaces: namespaces.filter((namespace) => contains({ namespace }, { namespace: filter.namespace ?? namespace })),
-    };
+    const namespaces = await listNamespaces(
+      store,
+      {
+        prefix: body.prefix ?? undefined,
+        suffix: body.suffix ?? undefined,
+        maxDepth: body.max_depth ?? undefined,
+        limit: body.limit,
+        offset: body.offset,
+      },
+      // A namespace alone carries no value: only the filter's `namespace` can exclude it.
+      isFiltering(filter) ? (namespace) => contains({ namespace }, { namespace: filter.namespace ?? namespace }) : undefined,
+    );
+    ctx.body = { namespaces };
   });
 }

@@ -6,7 +6,9 @@
  */
 import type Router from '@koa/router';
 import type Koa from 'koa';
+import { InputError } from '../../../errors';
 import { validatePart } from '../../../http/validation';
+import type { Superstep } from '../../execution/threadState';
 import { ThreadService, type ThreadSearchInput } from '../../execution/threadService';
 import {
   runListQuery,
@@ -34,15 +36,30 @@ export function registerThreadRoutes(router: Router, services: RuntimeServices):
     ctx.body = page;
   };
 
+  // `supersteps` fill the new thread's history through its graph (`metadata.graph_id`), a `threads:update` of it.
   router.post('/threads', async (ctx) => {
     const body = validatePart<{
       thread_id?: string;
       metadata: Record<string, unknown> | null;
       if_exists: 'raise' | 'do_nothing';
+      supersteps?: Superstep[] | null;
     }>(threadCreateBody, ctx.state.body, 'body');
     const value = { thread_id: body.thread_id, metadata: { ...(body.metadata ?? {}) }, if_exists: body.if_exists };
+    const supersteps = body.supersteps ?? [];
+    if (supersteps.length > 0 && !services.graphs.find(String(value.metadata.graph_id ?? ''))) {
+      throw new InputError('supersteps need metadata.graph_id naming a graph of the application.');
+    }
     const filter = await filterFor(services, ctx, 'threads', 'create', value);
-    ctx.body = await threads.create({ threadId: body.thread_id, metadata: value.metadata, ifExists: body.if_exists }, filter);
+    const thread = await threads.create({ threadId: body.thread_id, metadata: value.metadata, ifExists: body.if_exists }, filter);
+    if (supersteps.length > 0) {
+      const update = { thread_id: thread.thread_id, supersteps };
+      await services.threadState.bulkUpdate(
+        thread.thread_id,
+        await filterFor(services, ctx, 'threads', 'update', update),
+        supersteps,
+      );
+    }
+    ctx.body = supersteps.length > 0 ? await threads.get(thread.thread_id, filter) : thread;
   });
 
   router.post('/threads/search', async (ctx) =>

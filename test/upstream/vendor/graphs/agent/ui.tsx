@@ -1,0 +1,7 @@
+const WeatherComponent = (props: { city: string }) => {
+  return <div>Weather for {props.city}</div>;
+};
+
+export default {
+  "weather-component": WeatherComponent,
+};
