@@ -9,7 +9,6 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import Router from '@koa/router';
 import Koa from 'koa';
-import { PostgresStore } from '@langchain/langgraph-checkpoint-postgres/store';
 import { Pool } from 'pg';
 import { answerClientErrorsWithJson } from '../http/clientErrors';
 import { errorMiddleware } from '../http/errors';
@@ -56,6 +55,8 @@ import { createTrackedPostgresSaver } from './storage/trackedCheckpointer';
 import { packageModuleKind } from './typeScriptModules';
 import { ThreadLeases } from './storage/threadLeases';
 import { ThreadStore } from './storage/threadStore';
+import { createLongTermStore } from './storage/longTermStore';
+import { survivePoolConnectionLoss } from './storage/idleConnections';
 import { poolSmallRandomValues } from './randomPool';
 
 export interface RuntimeOptions {
@@ -112,14 +113,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const uiBundles = await bundleUi(appConfig.appDir, appConfig.ui.components, appConfig.ui.shared);
 
   const pool = new Pool({ connectionString: options.databaseUri, max: 20 });
-  pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
+  survivePoolConnectionLoss(pool, 'database');
   const checkpointer = await createTrackedPostgresSaver(pool, packageModuleKind(appConfig.appDir));
-  // The store keeps its own small pool (the library builds it); TTL sweeps run in every instance, harmlessly.
-  const store = new PostgresStore({
-    connectionOptions: { connectionString: options.databaseUri, max: 5 },
-    ensureTables: false,
-    ttl: { refreshOnRead: true, sweepIntervalMinutes: 5 },
-  });
+  const store = createLongTermStore(options.databaseUri);
   await ensureRuntimeSchema(pool, checkpointer, store);
 
   registerSdkLogger();
@@ -268,13 +264,27 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       const deadline = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
       await closed;
       clearTimeout(deadline);
-      await cronScheduler.close();
-      await backgroundRuns.close();
-      await coordinator.close();
-      await recorder.close();
-      await store.stop().catch(() => undefined);
-      await shipper?.close();
-      await pool.end();
+      // In order, each whatever the one before did: a part that fails to close must not leave the rest (the pools
+      // above all) open; the first failure is what the caller hears, every one is logged.
+      const failures: unknown[] = [];
+      const closers: Array<[string, () => Promise<unknown> | undefined]> = [
+        ['cron scheduler', () => cronScheduler.close()],
+        ['background runs', () => backgroundRuns.close()],
+        ['run coordinator', () => coordinator.close()],
+        ['run recorder', () => recorder.close()],
+        ['store', () => store.stop()],
+        ['trace shipper', () => shipper?.close()],
+        ['database pool', () => pool.end()],
+      ];
+      for (const [part, close] of closers) {
+        await Promise.resolve()
+          .then(close)
+          .catch((error: unknown) => {
+            logger.error({ err: error, part }, 'runtime part did not close');
+            failures.push(error);
+          });
+      }
+      if (failures.length > 0) throw failures[0];
     })());
 
   return { url: `http://${options.host}:${port}`, port, stop };
