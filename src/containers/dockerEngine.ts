@@ -16,6 +16,7 @@ import {
   type ContainerSpec,
   type ContainerState,
   type ImageInfo,
+  type NetworkAddresses,
   type RegistryAuth,
 } from './engine';
 import type { ContainerUlimit } from './engineConfig';
@@ -174,13 +175,9 @@ export class DockerEngine implements ContainerEngine {
     }
   }
 
-  async ensureIsolatedNetwork(name: string, labels: Record<string, string> = {}): Promise<void> {
-    try {
-      await this.docker.getNetwork(name).inspect();
-      return;
-    } catch (error) {
-      if (statusOf(error) !== 404) throw engineError(`inspect network ${name}`, error);
-    }
+  async ensureIsolatedNetwork(name: string, labels: Record<string, string> = {}): Promise<NetworkAddresses> {
+    const existing = await this.networkAddresses(name);
+    if (existing) return existing;
     // Docker Engine isolates user-defined bridges from each other by itself; podman (netavark) does on `isolate`.
     const options: Record<string, string> = (await this.isPodman()) ? { isolate: 'true' } : {};
     try {
@@ -188,14 +185,67 @@ export class DockerEngine implements ContainerEngine {
     } catch (error) {
       if (statusOf(error) !== 409) throw engineError(`create network ${name}`, error);
     }
+    const created = await this.networkAddresses(name);
+    if (!created) throw engineError(`create network ${name}`, new Error('the network is missing right after its creation'));
+    return created;
   }
 
-  async removeNetwork(name: string): Promise<void> {
+  async removeNetwork(name: string): Promise<NetworkAddresses | null> {
+    const addresses = await this.networkAddresses(name);
+    if (!addresses) return null;
     try {
       await this.docker.getNetwork(name).remove();
     } catch (error) {
       if (statusOf(error) !== 404) throw engineError(`remove network ${name}`, error);
     }
+    return addresses;
+  }
+
+  /**
+   * The network's subnets and gateways; null when it does not exist. On podman through its own API: podman 4.3's
+   * Docker-compatible network inspect drops the network's `isolate` option as a side effect (seen here: `isolate` set
+   * after create, gone after one compat inspect), and the next container on it would join unisolated.
+   */
+  private async networkAddresses(name: string): Promise<NetworkAddresses | null> {
+    if (await this.isPodman()) {
+      const info = await this.libpodNetwork(name);
+      if (!info) return null;
+      const subnets = info.subnets ?? [];
+      return {
+        subnets: subnets.map((entry) => entry.subnet).filter((value): value is string => Boolean(value)),
+        gateways: subnets.map((entry) => entry.gateway).filter((value): value is string => Boolean(value)),
+      };
+    }
+    try {
+      const info = (await this.docker.getNetwork(name).inspect()) as {
+        IPAM?: { Config?: Array<{ Subnet?: string; Gateway?: string }> | null };
+      };
+      const config = info.IPAM?.Config ?? [];
+      return {
+        subnets: config.map((entry) => entry.Subnet).filter((value): value is string => Boolean(value)),
+        gateways: config.map((entry) => entry.Gateway).filter((value): value is string => Boolean(value)),
+      };
+    } catch (error) {
+      if (statusOf(error) === 404) return null;
+      throw engineError(`inspect network ${name}`, error);
+    }
+  }
+
+  private libpodNetwork(name: string): Promise<{ subnets?: Array<{ subnet?: string; gateway?: string }> } | null> {
+    return new Promise((resolve, reject) => {
+      this.docker.modem.dial(
+        {
+          path: `/v4.0.0/libpod/networks/${encodeURIComponent(name)}/json`,
+          method: 'GET',
+          statusCodes: { 200: true, 404: 'no such network', 500: 'server error' },
+        },
+        (error: unknown, data: unknown) => {
+          if (!error) return resolve(data as { subnets?: Array<{ subnet?: string; gateway?: string }> });
+          if (statusOf(error) === 404) return resolve(null);
+          reject(engineError(`inspect network ${name}`, error));
+        },
+      );
+    });
   }
 
   async runContainer(spec: ContainerSpec): Promise<ContainerInfo> {

@@ -96,6 +96,12 @@ export interface ContainerInfo {
   hostPort: number | null;
 }
 
+/** A network's subnets and gateways as the engine assigned them (IPAM). */
+export interface NetworkAddresses {
+  subnets: string[];
+  gateways: string[];
+}
+
 export interface ContainerEngine {
   /** Resolves when the engine answers; rejects with a message naming the socket otherwise. */
   ping(): Promise<void>;
@@ -117,9 +123,9 @@ export interface ContainerEngine {
    * Creates a bridge network isolated from every other isolated network (a missing one only; a concurrent create is
    * not an error). Containers on one such network reach each other and the outside world, not other networks.
    */
-  ensureIsolatedNetwork(name: string, labels?: Record<string, string>): Promise<void>;
-  /** Removes a network; a missing one is not an error. */
-  removeNetwork(name: string): Promise<void>;
+  ensureIsolatedNetwork(name: string, labels?: Record<string, string>): Promise<NetworkAddresses>;
+  /** Removes a network; a missing one is not an error. The addresses it had, null when it was missing. */
+  removeNetwork(name: string): Promise<NetworkAddresses | null>;
   /** Creates and starts a container. */
   runContainer(spec: ContainerSpec): Promise<ContainerInfo>;
   inspectContainer(idOrName: string): Promise<ContainerInfo | null>;

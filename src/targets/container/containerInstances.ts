@@ -10,6 +10,7 @@
  */
 import crypto from 'node:crypto';
 import type { GraphxConfig } from '../../config';
+import { confineAppNetwork, releaseAppNetwork } from '../../containers/appNetworkFirewall';
 import type { ContainerEngine, ContainerLogLine } from '../../containers/engine';
 import { RevisionImages } from '../../containers/revisionImages';
 import { RUNTIME_UID } from '../../containers/runtimeImage';
@@ -121,7 +122,8 @@ export class ContainerInstances implements InstanceRunner {
     });
     try {
       const network = deploymentNetworkName(spec.deploymentId);
-      await engine.ensureIsolatedNetwork(network, { [LABELS.deployment]: spec.deploymentId });
+      // Before the container starts: its first packet may already be aimed at the host.
+      await confineAppNetwork(await engine.ensureIsolatedNetwork(network, { [LABELS.deployment]: spec.deploymentId }));
       await engine.runContainer({
         name: containerName(id),
         network,
@@ -227,7 +229,8 @@ export class ContainerInstances implements InstanceRunner {
   /** The deployment is gone from here (every instance stopped): its network goes too. */
   async deploymentStopped(deploymentId: string): Promise<void> {
     try {
-      await this.deps.engine.removeNetwork(deploymentNetworkName(deploymentId));
+      const removed = await this.deps.engine.removeNetwork(deploymentNetworkName(deploymentId));
+      if (removed) await releaseAppNetwork(removed);
     } catch (error) {
       // A network left behind holds no tenant data; the delete itself has succeeded.
       logger.warn({ err: error, deploymentId }, 'could not remove the deployment network');

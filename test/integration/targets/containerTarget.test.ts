@@ -257,6 +257,25 @@ describeWithEngine('ContainerTarget (real podman, real PostgreSQL, runtime image
       expect(await probe('temporal', { port })).toMatchObject({ reached: false });
     });
 
+    it("cannot reach a host server on 0.0.0.0 (by its network's gateway or the host's address) or the metadata address, yet resolves names", async () => {
+      const server = http.createServer((_request, response) => response.end('host service'));
+      await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+      try {
+        const port = String((server.address() as AddressInfo).port);
+        const hostAddress = Object.values(os.networkInterfaces())
+          .flat()
+          .find((entry) => entry && entry.family === 'IPv4' && !entry.internal)?.address as string;
+        // The server does answer on that address: from here, the host itself.
+        expect((await fetch(`http://${hostAddress}:${port}/`)).status).toBe(200);
+        expect(await probe('host-services', { port, hostAddress, name: 'registry.npmjs.org' })).toEqual({
+          reached: false,
+          detail: { viaGateway: null, viaHostAddress: null, metadata: null, resolves: true },
+        });
+      } finally {
+        server.close();
+      }
+    });
+
     it('cannot write outside /tmp', async () => {
       expect(await probe('write-outside')).toMatchObject({ reached: false, detail: { written: [], tmp: true } });
     });
