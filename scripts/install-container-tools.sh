@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (nftables: the host firewall that keeps app containers off host services, src/containers/appNetworkFirewall.ts.)
 # Installs the container tooling graphx uses (podman serving the Docker Engine API, runc, buildah, skopeo,
 # mmdebstrap for the offline base image, docker-registry for the loopback registry in tests, busybox-static for
 # the engine tests' one-file image, Debian's python3 whose crypt module hashes the test registry's htpasswd), and the
@@ -6,12 +7,12 @@
 # Idempotent: apt runs only when a tool is missing, and `apt-get update` at most once.
 set -euo pipefail
 
-packages=(podman runc buildah skopeo mmdebstrap docker-registry busybox-static python3 chromium docker-compose)
+packages=(podman runc buildah skopeo mmdebstrap docker-registry busybox-static python3 chromium docker-compose nftables)
 # The command each package provides, to tell whether it is already there without asking dpkg per call.
 declare -A probe=(
   [podman]=podman [runc]=runc [buildah]=buildah [skopeo]=skopeo [mmdebstrap]=mmdebstrap
   [docker-registry]=docker-registry [busybox-static]=busybox [python3]=/usr/bin/python3 [chromium]=chromium
-  [docker-compose]=docker-compose
+  [docker-compose]=docker-compose [nftables]=nft
 )
 
 missing=()
