@@ -51,15 +51,12 @@ export async function openBuildEgress(allowedHosts: string[]): Promise<BuildEgre
   const id = crypto.randomBytes(5).toString('hex');
   const namespace = `graphx-build-${id}`;
   const socketPath = path.join(os.tmpdir(), `graphx-egress-${id}.sock`);
-  let proxy: http.Server | null = null;
+  let proxy: RegistryProxy | null = null;
   let relay: ChildProcess | null = null;
   let namespaceMade = false;
   const close = async () => {
     relay?.kill('SIGKILL');
-    if (proxy) {
-      proxy.closeAllConnections();
-      await new Promise((resolve) => proxy!.close(resolve));
-    }
+    await proxy?.close();
     if (namespaceMade) {
       try {
         execFileSync('ip', ['netns', 'delete', namespace], { stdio: 'ignore' });
@@ -73,7 +70,7 @@ export async function openBuildEgress(allowedHosts: string[]): Promise<BuildEgre
     execFileSync('ip', ['netns', 'add', namespace], { stdio: ['ignore', 'ignore', 'pipe'] });
     namespaceMade = true;
     execFileSync('ip', ['-n', namespace, 'link', 'set', 'lo', 'up'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    proxy = await startProxy(socketPath, allowedHosts);
+    proxy = await startRegistryProxy(socketPath, allowedHosts);
     relay = spawn('ip', ['netns', 'exec', namespace, process.execPath, '-e', RELAY, socketPath, String(PROXY_PORT)], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -89,27 +86,64 @@ export async function openBuildEgress(allowedHosts: string[]): Promise<BuildEgre
   }
 }
 
-/** The allowlisting proxy on a unix socket: CONNECT to an allowed host's port 443, every other request 403. */
-async function startProxy(socketPath: string, allowedHosts: string[]): Promise<http.Server> {
+/** A running registry proxy. */
+export interface RegistryProxy {
+  /** Ends every tunnel and stops listening; resolves at once, whatever the tunnels' ends are doing. */
+  close: () => Promise<void>;
+}
+
+export interface RegistryProxyOptions {
+  /** The only port a tunnel may reach (443; tests point it at a local server). */
+  upstreamPort?: number;
+  /** A tunnel with no traffic either way for this long is ended (a package manager's idle keep-alive). */
+  idleMs?: number;
+}
+
+/**
+ * The allowlisting proxy on a unix socket: CONNECT to an allowed host's port 443, every other request 403. A tunnel is
+ * one unit: when either end closes, ends or idles out, both are destroyed. (They used to be piped one way each: a
+ * registry connection dropped for idling left the install's side half-open, and `server.close()`, which waits for
+ * every connection, CONNECT tunnels included, never returned: the yarn starter's build stopped after its install.)
+ */
+export async function startRegistryProxy(
+  socketPath: string,
+  allowedHosts: string[],
+  options: RegistryProxyOptions = {},
+): Promise<RegistryProxy> {
+  const upstreamPort = options.upstreamPort ?? 443;
+  const idleMs = options.idleMs ?? 30_000;
+  const tunnels = new Set<net.Socket>();
   const server = http.createServer((_request, response) => {
     response.writeHead(403, { 'content-type': 'text/plain' }).end('graphx builds reach only package registries (HTTPS)\n');
   });
   server.on('connect', (request: http.IncomingMessage, client: net.Socket, head: Buffer) => {
     const target = /^\[?([^\]]+?)\]?:(\d+)$/.exec(request.url ?? '');
     client.on('error', () => client.destroy());
-    if (!target || target[2] !== '443' || !registryAllowed(target[1] as string, allowedHosts)) {
+    if (!target || target[2] !== String(upstreamPort) || !registryAllowed(target[1] as string, allowedHosts)) {
       client.end('HTTP/1.1 403 Forbidden\r\n\r\n');
       return;
     }
-    const upstream = net.connect({ host: target[1] as string, port: 443, timeout: 30_000 }, () => {
+    const upstream = net.connect({ host: target[1] as string, port: upstreamPort });
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      tunnels.delete(client);
+      tunnels.delete(upstream);
+    };
+    tunnels.add(client);
+    tunnels.add(upstream);
+    for (const socket of [client, upstream]) {
+      socket.setTimeout(idleMs, end);
+      socket.once('close', end);
+      socket.once('end', end);
+      socket.on('error', end);
+    }
+    upstream.once('connect', () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length > 0) upstream.write(head);
       upstream.pipe(client);
       client.pipe(upstream);
     });
-    upstream.on('timeout', () => upstream.destroy());
-    upstream.on('error', () => client.destroy());
-    client.on('close', () => upstream.destroy());
   });
   fs.rmSync(socketPath, { force: true });
   await new Promise<void>((resolve, reject) => {
@@ -118,7 +152,15 @@ async function startProxy(socketPath: string, allowedHosts: string[]): Promise<h
   });
   // Only this host's root (the engine's steps run as other users inside their namespace) may open it.
   fs.chmodSync(socketPath, 0o600);
-  return server;
+  const close = async () => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // closeAllConnections() leaves CONNECT tunnels alone (they are no longer HTTP connections): end them here.
+    server.closeAllConnections();
+    for (const socket of tunnels) socket.destroy();
+    tunnels.clear();
+    await closed;
+  };
+  return { close };
 }
 
 function relayReady(relay: ChildProcess, timeoutMs = 10_000): Promise<void> {
