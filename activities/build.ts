@@ -8,7 +8,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import fs from 'node:fs';
 import path from 'node:path';
 import { documentedKeys, missingEnvFileWarning, reviewConfigKeys } from '../src/runtime/configKeys';
-import { minimalPath } from '../src/os/processes';
+import { groupCpuTicks, minimalPath } from '../src/os/processes';
 import { buildPaths, graphxConfigFile, isImageSource, type RevisionSpec } from '../src/pipeline/revisionSpec';
 import {
   buildRevisionImage,
@@ -24,6 +24,8 @@ import { readRepoFile } from '../src/security/repoFile';
 import { ensurePackageManagerShims, wantsYarnBerry } from './support/packageManagers';
 import { runRevisionStep, type SpecLoader } from './support/revisionStep';
 import { runCommand } from './support/runCommand';
+import type { StepProgress } from './support/progress';
+import { watchForStall, type StallWatch } from './support/stallWatch';
 
 /** The install command a lock file implies, or null when the app has none. */
 export function defaultInstallCommand(appDir: string): string | null {
@@ -126,7 +128,14 @@ export function buildApplicationActivity(deps: ActivityDeps, load: SpecLoader) {
       }
       const appDir = path.dirname(configFile);
       if (images) {
-        return buildRevisionImage({ ...deps, images }, spec, configFile, defaultInstallCommand(appDir), progress);
+        return buildRevisionImage(
+          { ...deps, images },
+          spec,
+          configFile,
+          defaultInstallCommand(appDir),
+          progress,
+          deps.config.buildStallSeconds,
+        );
       }
       const env = buildEnvironment(deps.config.dataDir, spec);
       const deadline = Date.now() + deps.config.buildTimeoutSeconds * 1000;
@@ -144,48 +153,80 @@ export function buildApplicationActivity(deps: ActivityDeps, load: SpecLoader) {
         { phase: 'install', command: restored ? null : installCommand },
         { phase: 'build', command: spec.sourceConfig.build_command ?? null },
       ];
-      for (const step of steps) {
-        if (!step.command) continue;
-        progress.setPhase(step.phase, `$ ${step.command}`);
-        const output: string[] = [];
-        const result = await runCommand({
-          file: '/bin/sh',
-          args: ['-c', step.command],
-          cwd: appDir,
-          env,
-          deadline,
-          signal: Context.current().cancellationSignal,
-          pidFile: path.join(root, 'build.pid'),
-          onLine: (line, stream) => {
-            output.push(line);
-            if (output.length > 50) output.shift();
-            progress.line(line, stream === 'stderr' ? 'warn' : 'info');
-          },
-        });
-        if (result.cancelled) {
-          progress.line(`Cancelled: killed \`${step.command}\` and its processes.`, 'warn');
-          await Context.current().cancelled;
+      const pidFile = path.join(root, 'build.pid');
+      const stall = watchForStall(progress, {
+        limitSeconds: deps.config.buildStallSeconds,
+        cpuTicks: () => {
+          const pgid = Number(fs.existsSync(pidFile) ? fs.readFileSync(pidFile, 'utf8') : 0);
+          return pgid > 0 ? groupCpuTicks(pgid) : null;
+        },
+      });
+      try {
+        for (const step of steps) {
+          if (!step.command) continue;
+          await runBuildStep(step.phase, step.command, { appDir, env, deadline, pidFile, stall, progress, deps });
+          if (step.phase === 'install' && cacheKey) await saveDependencies(cacheRoot, cacheKey, appDir);
         }
-        const last =
-          progress.redact(
-            output
-              .filter((line) => line.trim() !== '')
-              .slice(-10)
-              .join('\n'),
-          ) || '(no output)';
-        if (result.timedOut) {
-          const message = `\`${step.command}\` did not finish within the ${deps.config.buildTimeoutSeconds} s build time limit: ${last}`;
-          progress.line(message, 'error');
-          throw ApplicationFailure.nonRetryable(message, 'BuildFailed');
-        }
-        if (result.exitCode !== 0) {
-          const how = result.exitCode === null ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
-          const message = `\`${progress.redact(step.command)}\` ${how}: ${last}`;
-          progress.line(message, 'error');
-          throw ApplicationFailure.nonRetryable(message, 'BuildFailed');
-        }
-        if (step.phase === 'install' && cacheKey) await saveDependencies(cacheRoot, cacheKey, appDir);
+      } finally {
+        stall.stop();
       }
       progress.setPhase('done', 'Build finished.');
     });
+}
+
+interface BuildStepContext {
+  appDir: string;
+  env: Record<string, string>;
+  deadline: number;
+  pidFile: string;
+  stall: StallWatch;
+  progress: StepProgress;
+  deps: ActivityDeps;
+}
+
+/** One command of a process-runner build; throws BuildFailed when it fails, times out or stalls. */
+async function runBuildStep(phase: string, command: string, context: BuildStepContext): Promise<void> {
+  const { appDir, env, deadline, pidFile, stall, progress, deps } = context;
+  progress.setPhase(phase, `$ ${command}`);
+  const output: string[] = [];
+  const result = await runCommand({
+    file: '/bin/sh',
+    args: ['-c', command],
+    cwd: appDir,
+    env,
+    deadline,
+    signal: AbortSignal.any([Context.current().cancellationSignal, stall.signal]),
+    pidFile,
+    onLine: (line, stream) => {
+      output.push(line);
+      if (output.length > 50) output.shift();
+      progress.line(line, stream === 'stderr' ? 'warn' : 'info');
+    },
+  });
+  if (result.cancelled && stall.message) {
+    progress.line(stall.message, 'error');
+    throw ApplicationFailure.nonRetryable(progress.redact(stall.message), 'BuildFailed');
+  }
+  if (result.cancelled) {
+    progress.line(`Cancelled: killed \`${command}\` and its processes.`, 'warn');
+    await Context.current().cancelled;
+  }
+  const last =
+    progress.redact(
+      output
+        .filter((line) => line.trim() !== '')
+        .slice(-10)
+        .join('\n'),
+    ) || '(no output)';
+  if (result.timedOut) {
+    const message = `\`${command}\` did not finish within the ${deps.config.buildTimeoutSeconds} s build time limit: ${last}`;
+    progress.line(message, 'error');
+    throw ApplicationFailure.nonRetryable(message, 'BuildFailed');
+  }
+  if (result.exitCode !== 0) {
+    const how = result.exitCode === null ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
+    const message = `\`${progress.redact(command)}\` ${how}: ${last}`;
+    progress.line(message, 'error');
+    throw ApplicationFailure.nonRetryable(message, 'BuildFailed');
+  }
 }

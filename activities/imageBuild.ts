@@ -12,6 +12,7 @@ import { buildPaths, isImageSource, type RevisionSpec } from '../src/pipeline/re
 import { readRepoFile } from '../src/security/repoFile';
 import type { ActivityDeps } from './deps';
 import type { StepProgress } from './support/progress';
+import { watchForStall } from './support/stallWatch';
 import { wantsYarnBerry } from './support/packageManagers';
 
 /** Instructions and flags that would reach outside the build's own context: other images, shared caches, networks. */
@@ -45,6 +46,7 @@ export async function buildRevisionImage(
   /** The lock file's install command (build.ts decides it), or null. */
   lockFileInstall: string | null,
   progress: StepProgress,
+  stallLimitSeconds: number,
 ): Promise<void> {
   const { root, src } = buildPaths(deps.config.dataDir, spec.revisionId);
   const config = JSON.parse(readRepoFile(src, configFile)) as Record<string, unknown>;
@@ -53,34 +55,49 @@ export async function buildRevisionImage(
   const lockInstall = custom ? null : lockFileInstall;
   const tag = RevisionImages.tagFor(spec.deploymentId, spec.revisionId);
   progress.setPhase('image', `Building image ${tag} on ${deps.images.runtimeImageRef}`);
+  let buildId: string | null = null;
+  const stall = watchForStall(progress, {
+    limitSeconds: stallLimitSeconds,
+    cpuTicks: () => (buildId ? RevisionImages.stepCpuTicks(buildId) : null),
+  });
   const signal = AbortSignal.any([
     Context.current().cancellationSignal,
     AbortSignal.timeout(deps.config.buildTimeoutSeconds * 1000),
+    stall.signal,
   ]);
   let image;
   try {
-    image = await deps.images.build({
-      repoDir: src,
-      stagingDir: path.join(root, 'context'),
-      tag,
-      dockerfile: {
-        appSubdir: path.relative(src, appDir),
-        configPath: path.relative(src, configFile),
-        lockInstall,
-        customInstall: custom,
-        buildCommand: spec.sourceConfig.build_command ?? null,
-        dockerfileLines: dockerfileLines(config),
-        yarnBerry: lockInstall?.startsWith('yarn') === true && wantsYarnBerry(appDir),
-      },
-      secrets: spec.secrets,
-      labels: { 'graphx.deployment-id': spec.deploymentId, 'graphx.revision-id': spec.revisionId },
-      onOutput: (line) => progress.line(line),
+    // Raced against the signal: a build stuck in our own code (or the engine's) ignores it, and must not hold the step.
+    image = await untilAborted(
       signal,
-    });
+      deps.images.build({
+        repoDir: src,
+        stagingDir: path.join(root, 'context'),
+        tag,
+        dockerfile: {
+          appSubdir: path.relative(src, appDir),
+          configPath: path.relative(src, configFile),
+          lockInstall,
+          customInstall: custom,
+          buildCommand: spec.sourceConfig.build_command ?? null,
+          dockerfileLines: dockerfileLines(config),
+          yarnBerry: lockInstall?.startsWith('yarn') === true && wantsYarnBerry(appDir),
+        },
+        secrets: spec.secrets,
+        labels: { 'graphx.deployment-id': spec.deploymentId, 'graphx.revision-id': spec.revisionId },
+        onOutput: (line) => progress.line(line),
+        onBuildId: (id) => (buildId = id),
+        signal,
+      }),
+    );
   } catch (error) {
     if (Context.current().cancellationSignal.aborted) {
       progress.line('Cancelled: the image build was stopped.', 'warn');
       await Context.current().cancelled;
+    }
+    if (stall.message) {
+      progress.line(stall.message, 'error');
+      throw ApplicationFailure.nonRetryable(progress.redact(stall.message), 'BuildFailed');
     }
     if (!(error instanceof ContainerEngineError)) throw error;
     const why = signal.aborted
@@ -89,9 +106,21 @@ export async function buildRevisionImage(
     const message = `The image build of ${tag} ${why}: ${progress.lastLines(10).join('\n') || '(no output)'}`;
     progress.line(message, 'error');
     throw ApplicationFailure.nonRetryable(message, 'BuildFailed');
+  } finally {
+    stall.stop();
   }
   await record(deps, spec, image, progress);
   progress.setPhase('done', `Built image ${image.ref} (${image.digest ?? 'no digest'}).`);
+}
+
+/** `work`, or a ContainerEngineError as soon as `signal` aborts (the abandoned work is left to notice the signal). */
+function untilAborted<T>(signal: AbortSignal, work: Promise<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new ContainerEngineError(`stopped: ${(signal.reason as Error)?.message ?? 'aborted'}`));
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /** Pulls an image source's `image_uri` with the credentials its deployment names. */

@@ -21,6 +21,7 @@ export interface HeartbeatDetails {
 
 export class StepProgress {
   private phase = 'starting';
+  private lastActivity = Date.now();
   private image: HeartbeatDetails['image'];
   private readonly recent: string[] = [];
   private pending: Array<{ revision_id: string; level: string; message: string }> = [];
@@ -56,6 +57,7 @@ export class StepProgress {
   /** Enters a phase (logged as a line of its own when `message` is given) and heartbeats at once. */
   setPhase(phase: string, message?: string): void {
     this.phase = phase;
+    this.lastActivity = Date.now();
     if (message) this.line(message);
     this.heartbeat();
   }
@@ -68,11 +70,27 @@ export class StepProgress {
 
   /** One line of output or of narration. */
   line(message: string, level = 'info'): void {
+    this.lastActivity = Date.now();
     const clean = this.redact(message.length > MAX_LINE ? `${message.slice(0, MAX_LINE)}…` : message);
     this.recent.push(clean);
     if (this.recent.length > KEPT_LINES) this.recent.shift();
     this.pending.push({ revision_id: this.revisionId, level, message: clean });
     if (this.pending.length >= FLUSH_LINES) void this.flush();
+  }
+
+  /** The phase the step is in (`install`, `image`, …). */
+  get currentPhase(): string {
+    return this.phase;
+  }
+
+  /** When the step last printed a line or entered a phase (ms since the epoch). */
+  get lastActivityAt(): number {
+    return this.lastActivity;
+  }
+
+  /** Counts as progress without a line (the step's processes are working). */
+  touch(): void {
+    this.lastActivity = Date.now();
   }
 
   /** The last `count` non-empty lines. */

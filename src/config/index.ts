@@ -45,6 +45,8 @@ export interface GraphxConfig {
   allowPrivateNetwork: boolean;
   unusedAfterDays: number;
   buildTimeoutSeconds: number;
+  /** A build with no output and no CPU time used by its processes for this long is stopped (GRAPHX_BUILD_STALL_SECONDS). */
+  buildStallSeconds: number;
   /** Memory limit of each step of an image build, swap included (GRAPHX_BUILD_MEMORY_MB). */
   buildMemoryMb: number;
   /** Hosts an image build's dependency install may reach over HTTPS (GRAPHX_BUILD_REGISTRY_HOSTS, comma list). */
@@ -117,6 +119,7 @@ const schema = Joi.object({
   }),
   GRAPHX_UNUSED_AFTER_DAYS: Joi.number().integer().min(1).required(),
   GRAPHX_BUILD_TIMEOUT_SECONDS: Joi.number().integer().min(1).required(),
+  GRAPHX_BUILD_STALL_SECONDS: Joi.number().integer().min(1).default(300),
   GRAPHX_BUILD_MEMORY_MB: Joi.number().integer().min(64).max(1_048_576).default(2048),
   GRAPHX_BUILD_REGISTRY_HOSTS: Joi.string()
     .pattern(/^\.?[a-z0-9.-]+(,\.?[a-z0-9.-]+)*$/i, 'comma list of host names (.example.com: its subdomains)')
@@ -201,6 +204,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     allowPrivateNetwork: v.GRAPHX_ALLOW_PRIVATE_NETWORK,
     unusedAfterDays: v.GRAPHX_UNUSED_AFTER_DAYS,
     buildTimeoutSeconds: v.GRAPHX_BUILD_TIMEOUT_SECONDS,
+    buildStallSeconds: v.GRAPHX_BUILD_STALL_SECONDS,
     buildMemoryMb: v.GRAPHX_BUILD_MEMORY_MB,
     buildRegistryHosts: String(v.GRAPHX_BUILD_REGISTRY_HOSTS).split(','),
     logLevel: v.GRAPHX_LOG_LEVEL,

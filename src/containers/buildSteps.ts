@@ -7,6 +7,7 @@
  * it cannot, nothing is killed and the step ends at its own pace.
  */
 import fs from 'node:fs';
+import { cpuOf, statFields } from '../os/processes';
 
 /** The env file line that names a build. */
 export function buildIdLine(buildId: string): string {
@@ -41,4 +42,30 @@ export function killBuildSteps(buildId: string, envFileInContainer: string, pref
     }
   }
   return killed;
+}
+
+/**
+ * CPU time (clock ticks) used so far by the running steps of build `buildId`: every process whose root holds the
+ * build's env file with its id (the step's shell and all it started, in the step's mount namespace). Null when no
+ * process can be seen at all (no /proc); 0 between steps.
+ */
+export function buildStepCpuTicks(buildId: string, envFileInContainer: string): number | null {
+  let pids: string[];
+  try {
+    pids = fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return null;
+  }
+  const wanted = buildIdLine(buildId);
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      if (!fs.readFileSync(`/proc/${pid}/root${envFileInContainer}`, 'utf8').includes(wanted)) continue;
+    } catch {
+      continue;
+    }
+    const fields = statFields(pid);
+    if (fields) ticks += cpuOf(fields);
+  }
+  return ticks;
 }

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { ContainerEngineError, type ContainerEngine, type ImageInfo, type RegistryAuth } from './engine';
 import { createBuildCgroup } from './buildCgroup';
 import { DEFAULT_REGISTRY_HOSTS, openBuildEgress } from './buildEgress';
-import { buildIdLine, killBuildSteps } from './buildSteps';
+import { buildIdLine, buildStepCpuTicks, killBuildSteps } from './buildSteps';
 import { APP_DIR, BERRY_BIN, RUNTIME_HOME, RUNTIME_UID } from './runtimeImage';
 import { linkTree } from '../os/linkTree';
 
@@ -141,6 +141,8 @@ export interface BuildRevisionImageOptions {
   labels?: Record<string, string>;
   onOutput?: (line: string) => void;
   signal?: AbortSignal;
+  /** Told the build's id once it has one: `RevisionImages.stepCpuTicks(id)` reads the CPU time its steps use. */
+  onBuildId?: (buildId: string) => void;
 }
 
 /** What one revision build may use. */
@@ -189,6 +191,11 @@ export class RevisionImages {
     return revisionTag.replace(/:[^:/]+$/, ':deps');
   }
 
+  /** CPU time used so far by the running steps of build `buildId` (see buildStepCpuTicks). */
+  static stepCpuTicks(buildId: string): number | null {
+    return buildStepCpuTicks(buildId, BUILD_ENV_MOUNT);
+  }
+
   /** Removes the images graphx built for a deployment's revisions (a deleted deployment's); missing ones are skipped. */
   async removeBuiltImages(deploymentId: string, revisionIds: string[]): Promise<void> {
     for (const revisionId of revisionIds) await this.engine.removeImage(RevisionImages.tagFor(deploymentId, revisionId));
@@ -218,6 +225,7 @@ export class RevisionImages {
       // of the same image whose worker died may still be running in the engine: its step is stopped first.
       const attempts = `${path.basename(options.tag)}-`;
       const buildId = `${attempts}${crypto.randomBytes(6).toString('hex')}`;
+      options.onBuildId?.(buildId);
       if (killBuildSteps(attempts, BUILD_ENV_MOUNT, true) > 0)
         options.onOutput?.('Stopped the build an earlier attempt left running.');
       // The engine may be between steps when the build is given up: look until a step was killed (a failed step ends

@@ -53,6 +53,41 @@ export function isGroupAlive(pgid: number): boolean {
   return false;
 }
 
+/**
+ * CPU time (clock ticks, user + system, with reaped children's) used so far by the live members of the group led by
+ * `pgid`, or null without /proc. It only grows while they work: a build's watchdog reads a change as progress.
+ */
+export function groupCpuTicks(pgid: number): number | null {
+  let entries: string[];
+  try {
+    entries = fs.readdirSync('/proc');
+  } catch {
+    return null;
+  }
+  let ticks = 0;
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = statFields(entry);
+    if (fields && Number(fields[2]) === pgid) ticks += cpuOf(fields);
+  }
+  return ticks;
+}
+
+/** The fields of /proc/<pid>/stat after the command name (state first), or null when it is gone. */
+export function statFields(pid: string): string[] | null {
+  try {
+    const stat = fs.readFileSync(path.join('/proc', pid, 'stat'), 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
+/** utime + stime + cutime + cstime of a process's stat fields (statFields). */
+export function cpuOf(fields: string[]): number {
+  return [11, 12, 13, 14].reduce((sum, index) => sum + Number(fields[index] ?? 0), 0);
+}
+
 /** Sends `signal` to the whole process group led by `pgid`; a group already gone is not an error. */
 export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   try {

@@ -112,6 +112,36 @@ describe('buildApplication activity (real processes)', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
+  describe('the no-progress watchdog (GRAPHX_BUILD_STALL_SECONDS=2)', () => {
+    let watched: TestDeps;
+    beforeAll(() => {
+      watched = createTestDeps({ GRAPHX_BUILD_TIMEOUT_SECONDS: '60', GRAPHX_BUILD_STALL_SECONDS: '2' });
+    });
+    afterAll(() => watched.close());
+    const prepareWatched = async (buildCommand: string) => {
+      const deployment = await createDeployment(watched.db, watched.secretBox, { buildCommand });
+      writeBuild(watched.config, deployment.revisionId, {});
+      return { revisionId: deployment.revisionId, deploymentId: deployment.deploymentId };
+    };
+
+    it('stops a build that prints nothing and uses no CPU, failing BuildFailed with its phase and last line', async () => {
+      const ref = await prepareWatched('echo waiting for the mirror; sleep 60');
+      const started = Date.now();
+      await expect(activityEnv().run(createActivities(watched).buildApplication, ref)).rejects.toMatchObject({
+        type: 'BuildFailed',
+        message: expect.stringMatching(
+          /no progress for 2 s[\s\S]*stopped in its "build" phase, after:\n\$ echo waiting[^\n]*\nwaiting for the mirror$/,
+        ),
+      });
+      expect(Date.now() - started).toBeLessThan(15_000);
+    });
+
+    it('lets a silent step run on while its processes use CPU', async () => {
+      const ref = await prepareWatched('end=$(($(date +%s) + 6)); while [ "$(date +%s)" -lt "$end" ]; do :; done; echo done');
+      await activityEnv().run(createActivities(watched).buildApplication, ref);
+    });
+  });
+
   it('a re-run after the worker died kills the build the dead attempt left running', async () => {
     const build = await prepare({ buildCommand: 'true' });
     const { spawn } = await import('node:child_process');

@@ -209,6 +209,36 @@ describeWithEngine('revision images (container runner build step)', () => {
     expect((await abandoned)?.message).toContain('The image build');
   });
 
+  it('a build step that prints nothing and uses no CPU is stopped after GRAPHX_BUILD_STALL_SECONDS, naming where it stopped', async () => {
+    const watched = Object.assign(createTestDeps({ GRAPHX_BUILD_TIMEOUT_SECONDS: '300', GRAPHX_BUILD_STALL_SECONDS: '5' }), {
+      images: deps.images,
+    });
+    try {
+      const sleeper = `sleep ${1000 + crypto.randomInt(8000)}`;
+      const deployment = await createDeployment(watched.db, watched.secretBox, {
+        repoUrl: repo.url,
+        buildCommand: `echo waiting for a lock && ${sleeper}`,
+      });
+      const activities = createActivities(watched);
+      await activityEnv().run(activities.cloneRepository, deployment);
+      const outcome = await activityEnv()
+        .run(activities.buildApplication, deployment)
+        .then(
+          () => null,
+          (error: { type?: string; message: string }) => error,
+        );
+      expect(outcome).toMatchObject({
+        type: 'BuildFailed',
+        message: expect.stringMatching(
+          /no progress for 5 s[\s\S]*stopped in its "image" phase, after:[\s\S]*waiting for a lock$/,
+        ),
+      });
+      await waitFor('the stalled step to be stopped', async () => !commandRuns(sleeper), 20_000, 200);
+    } finally {
+      await watched.close();
+    }
+  });
+
   describe('image sources', () => {
     let publicRegistry: TestRegistry;
     let privateRegistry: TestRegistry;
