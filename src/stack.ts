@@ -9,7 +9,6 @@ import type { Client } from '@temporalio/client';
 import { createApp } from './api/app';
 import { answerClientErrorsWithJson } from './http/clientErrors';
 import type { GraphxConfig } from './config';
-import { openRevisionImages } from './containers';
 import { createDb, migrateToLatest, type Db } from './db/knex';
 import { startEmbeddedPostgres } from './os/embeddedPostgres';
 import { ensureBootstrapApiKey } from './bootstrap';
@@ -102,7 +101,10 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
     const temporal = await createTemporalClient(temporalAddress, config.temporalNamespace, config);
     stops.push(['temporal client', () => temporal.connection.close()]);
 
-    const { target, engine, closeEngine } = await chooseTarget(config, db, secretBox);
+    const { target, images, closeEngine } = await chooseTarget(config, db, secretBox, {
+      images: options.worker !== false,
+      takeOverEngine: true,
+    });
     stops.push(['container engine', closeEngine]);
     stops.push(['app instances', () => target.stopAll(APP_STOP_GRACE_MS)]);
     const closeGateway = await target.startGateway();
@@ -110,8 +112,6 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
 
     let workerMetricsUrl: string | null = null;
     if (options.worker !== false) {
-      // Container runner: revisions are built into images (and image sources pulled) in the engine.
-      const images = engine ? await openRevisionImages(engine, config, (line) => logger.info(line)) : undefined;
       const worker = await startWorker({
         temporalAddress,
         namespace: config.temporalNamespace,

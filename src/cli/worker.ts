@@ -5,7 +5,6 @@
  * app down. `graphx start`, a developer's foreground stack, stops its apps with it instead.
  */
 import { loadConfig, ConfigError } from '../config';
-import { openRevisionImages } from '../containers';
 import { createDb } from '../db/knex';
 import { applyLogLevel, logger } from '../logger';
 import { loadSecretKey, SecretBox } from '../security/secretBox';
@@ -20,10 +19,9 @@ export async function runWorkerCommand(): Promise<void> {
     throw new ConfigError('TEMPORAL_ADDRESS must be set for `graphx worker` (it does not start Temporal).');
   const db = createDb(config.databaseUrl);
   const secretBox = new SecretBox(loadSecretKey(config.secretKey, config.dataDir));
-  const chosen = await chooseTarget(config, db, secretBox);
-  const { target } = chosen;
   // Container runner: revisions are built into images (and image sources pulled) in the engine.
-  const images = chosen.engine ? await openRevisionImages(chosen.engine, config, (line) => logger.info(line)) : undefined;
+  const chosen = await chooseTarget(config, db, secretBox, { images: true });
+  const { target, images } = chosen;
   const worker = await startWorker({
     temporalAddress: config.temporalAddress,
     namespace: config.temporalNamespace,

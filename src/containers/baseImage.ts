@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { ContainerEngine } from './engine';
+import { ContainerToolsMissing, findExecutable } from './toolCheck';
 
 const run = promisify(execFile);
 
@@ -35,7 +36,11 @@ export async function ensureBaseImage(options: BaseImageOptions): Promise<string
       await engine.pullImage(baseImage);
       return baseImage;
     } catch (error) {
-      log(`cannot pull ${baseImage} (${(error as Error).message.split('\n')[0]}); building the base from Debian packages`);
+      const reason = (error as Error).message.split('\n')[0];
+      if (!findExecutable('mmdebstrap') && !(await engine.inspectImage(offlineBaseRef()))) {
+        throw new ContainerToolsMissing(['mmdebstrap'], `to build its base image (${baseImage} could not be pulled: ${reason})`);
+      }
+      log(`cannot pull ${baseImage} (${reason}); building the base from Debian packages`);
     }
   }
   return ensureOfflineBase(engine, log);

@@ -16,6 +16,8 @@ import path from 'node:path';
 export interface EngineConfigFiles {
   /** Directory holding the files and the engine's socket. */
   dir: string;
+  /** The image and container store (its `graph/` is the graphroot). */
+  storeDir: string;
   containersConf: string;
   storageConf: string;
   registriesConf: string;
@@ -91,6 +93,7 @@ export function writeEngineConfig(options: EngineConfigOptions): EngineConfigFil
   );
   return {
     dir: options.dir,
+    storeDir: path.resolve(options.storeDir),
     containersConf,
     storageConf,
     registriesConf,

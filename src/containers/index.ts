@@ -5,13 +5,14 @@
  */
 import path from 'node:path';
 import { projectRoot, type GraphxConfig } from '../config';
-import { ensureBaseImage } from './baseImage';
+import { ensureBaseImage, OFFLINE_BASE } from './baseImage';
 import { DockerEngine } from './dockerEngine';
 import type { ContainerEngine } from './engine';
 import { writeEngineConfig } from './engineConfig';
 import { ensurePodmanService } from './podmanService';
 import { BUILD_PIDS_LIMIT, RevisionImages } from './revisionImages';
 import { ensureRuntimeImage } from './runtimeImage';
+import { ContainerToolsMissing, findExecutable } from './toolCheck';
 
 export interface OpenedEngine {
   engine: ContainerEngine;
@@ -19,15 +20,18 @@ export interface OpenedEngine {
   close: () => Promise<void>;
 }
 
-/** Connects to the configured engine and checks that it answers. */
-export async function openContainerEngine(config: GraphxConfig): Promise<OpenedEngine> {
+/**
+ * Connects to the configured engine and checks that it answers. `takeOver`: a podman service found running on this data
+ * dir (a dead predecessor's) is stopped by `close` as if this process had started it.
+ */
+export async function openContainerEngine(config: GraphxConfig, options: { takeOver?: boolean } = {}): Promise<OpenedEngine> {
   const files = writeEngineConfig({ dir: path.join(config.dataDir, 'containers'), storeDir: config.containerStoreDir });
   if (config.containerSocket) {
     const engine = new DockerEngine(config.containerSocket, files.ulimits);
     await engine.ping();
     return { engine, close: async () => {} };
   }
-  const service = await ensurePodmanService(files);
+  const service = await ensurePodmanService(files, { takeOver: options.takeOver });
   const engine = new DockerEngine(service.socketPath, files.ulimits);
   await engine.ping();
   return { engine, close: service.stop };
@@ -50,4 +54,19 @@ export async function openRevisionImages(
     pidsLimit: BUILD_PIDS_LIMIT,
     registryHosts: config.buildRegistryHosts,
   });
+}
+
+/**
+ * Throws ContainerToolsMissing when a tool the configured container runner needs up front is not on PATH: podman and
+ * runc when graphx starts its own engine (no GRAPHX_CONTAINER_SOCKET), mmdebstrap when the base image is built
+ * offline. (A registry base that cannot be pulled needs mmdebstrap too: baseImage.ts says so when it happens.)
+ */
+export function checkContainerTools(config: GraphxConfig): void {
+  if (!config.containerSocket) {
+    const missing = ['podman', 'runc'].filter((tool) => !findExecutable(tool));
+    if (missing.length > 0) throw new ContainerToolsMissing(missing, 'to run its own container engine');
+  }
+  if (config.runtimeBaseImage === OFFLINE_BASE && !findExecutable('mmdebstrap')) {
+    throw new ContainerToolsMissing(['mmdebstrap'], `to build its base image (GRAPHX_RUNTIME_BASE_IMAGE=${OFFLINE_BASE})`);
+  }
 }

@@ -11,11 +11,25 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { EngineConfigFiles } from './engineConfig';
+import { unmountStore } from './storeMounts';
+import { isProcessAlive } from '../os/processes';
 
 export interface PodmanService {
   socketPath: string;
-  /** Stops the service when this process started it; a reused service is left running. */
+  /** True when the service was already running (started by an earlier process on this data dir). */
+  adopted: boolean;
+  /**
+   * Stops the service when this process started it, or when it was adopted and `takeOver` was asked (a stack that
+   * replaces a dead predecessor owns its engine); then unmounts what the service left in its store (storeMounts.ts).
+   * A reused service of a `graphx worker` is left running.
+   */
   stop: () => Promise<void>;
+}
+
+export interface PodmanServiceOptions {
+  timeoutMs?: number;
+  /** Stop an adopted service too (see PodmanService.stop). */
+  takeOver?: boolean;
 }
 
 /** sockaddr_un holds 108 bytes; a deep data dir falls back to a short path derived from it. */
@@ -46,9 +60,23 @@ export function pingSocket(socketPath: string, timeoutMs = 2000): Promise<boolea
  * restarted after SIGKILL finds its containers through it), else starts one and waits until it answers.
  * @throws Error naming podman when it is not installed or does not answer within `timeoutMs`.
  */
-export async function ensurePodmanService(files: EngineConfigFiles, timeoutMs = 20_000): Promise<PodmanService> {
+export async function ensurePodmanService(files: EngineConfigFiles, options: PodmanServiceOptions = {}): Promise<PodmanService> {
+  const timeoutMs = options.timeoutMs ?? 20_000;
   const socketPath = engineSocketPath(files);
-  if (await pingSocket(socketPath)) return { socketPath, stop: async () => {} };
+  const pidFile = path.join(files.dir, 'engine.pid');
+  const release = () => {
+    fs.rmSync(pidFile, { force: true });
+    unmountStore(files.storeDir, files.storageConf);
+  };
+  if (await pingSocket(socketPath)) {
+    const stop = async () => {
+      if (!options.takeOver) return;
+      const pid = recordedServicePid(pidFile, socketPath);
+      if (pid) await stopPid(pid);
+      release();
+    };
+    return { socketPath, adopted: true, stop };
+  }
   fs.rmSync(socketPath, { force: true });
   // Its log goes to a file, not a pipe: the service outlives this process, and a closed pipe would kill it (SIGPIPE).
   const logFile = path.join(files.dir, 'engine.log');
@@ -78,8 +106,37 @@ export async function ensurePodmanService(files: EngineConfigFiles, timeoutMs = 
     }
   }
   fs.chmodSync(socketPath, 0o600);
+  if (child.pid) fs.writeFileSync(pidFile, String(child.pid), { mode: 0o600 });
   child.unref();
-  return { socketPath, stop: () => stopChild(child) };
+  return {
+    socketPath,
+    adopted: false,
+    stop: async () => {
+      await stopChild(child);
+      release();
+    },
+  };
+}
+
+/** The pid recorded in `pidFile` when it is still the podman service on `socketPath` (not a reused pid), else null. */
+function recordedServicePid(pidFile: string, socketPath: string): number | null {
+  try {
+    const pid = Number(fs.readFileSync(pidFile, 'utf8').trim());
+    const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return pid > 0 && cmdline.includes('podman') && cmdline.includes(socketPath) ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/** SIGTERM, then SIGKILL after 5 s; resolves once the process is gone. */
+async function stopPid(pid: number): Promise<void> {
+  const alive = () => isProcessAlive(pid);
+  process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + 5000;
+  while (alive() && Date.now() < deadline) await delay(50);
+  if (alive()) process.kill(pid, 'SIGKILL');
+  while (alive() && Date.now() < deadline + 2000) await delay(50);
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {

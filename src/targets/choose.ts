@@ -1,11 +1,14 @@
 /**
- * The composition roots' choice of target (GRAPHX_RUNNER): `container` opens the engine and fails start-up when it
- * does not answer; `auto` (the default) uses containers when an engine answers and falls back to host processes with
- * a start-up warning that apps and builds are then not isolated; `process` is the local target without asking.
+ * The composition roots' choice of target (GRAPHX_RUNNER), with the container runner's check of this machine:
+ * `container` fails start-up with one sentence naming what is missing (a tool, an engine that does not answer, a base
+ * image that can neither be pulled nor built); `auto` (the default) uses containers when all of that is there and
+ * otherwise falls back to host processes, warning why and that apps and builds are then not isolated; `process` is
+ * the local target without asking.
  */
 import type { GraphxConfig } from '../config';
-import { openContainerEngine, type OpenedEngine } from '../containers';
+import { checkContainerTools, openContainerEngine, openRevisionImages, type OpenedEngine } from '../containers';
 import type { ContainerEngine } from '../containers/engine';
+import type { RevisionImages } from '../containers/revisionImages';
 import type { Db } from '../db/knex';
 import { logger } from '../logger';
 import type { SecretBox } from '../security/secretBox';
@@ -17,28 +20,67 @@ export interface ChosenTarget {
   target: ContainerTarget | LocalTarget;
   /** The engine when the runner is `container` (the build side uses it too). */
   engine: ContainerEngine | null;
-  /** Stops the engine service this process started (containers keep running). */
+  /** The revision images (base and runtime image ready) when the runner is `container` and they were asked for. */
+  images: RevisionImages | undefined;
+  /** Stops the engine service this process started (containers keep running) and unmounts what it left. */
   closeEngine: () => Promise<void>;
+}
+
+export interface ChooseTargetOptions {
+  /** Prepare the base and runtime images (a worker that builds): their failure counts as the runner's. */
+  images?: boolean;
+  /** Stop a podman service found running on this data dir too when closing (graphx start owns its engine). */
+  takeOverEngine?: boolean;
 }
 
 export const NOT_ISOLATED_WARNING =
   'GRAPHX_RUNNER=process: apps and builds run as host processes of this user and are NOT isolated from each other or the control plane';
 
-export async function chooseTarget(config: GraphxConfig, db: Db, secretBox: SecretBox): Promise<ChosenTarget> {
-  let opened: OpenedEngine | null = null;
+export async function chooseTarget(
+  config: GraphxConfig,
+  db: Db,
+  secretBox: SecretBox,
+  options: ChooseTargetOptions = {},
+): Promise<ChosenTarget> {
   if (config.runner !== 'process') {
     try {
-      opened = await openContainerEngine(config);
+      return await openContainerRunner(config, db, secretBox, options);
     } catch (error) {
       if (config.runner === 'container') throw error;
-      logger.warn({ reason: (error as Error).message.split('\n')[0] }, 'no container engine answers');
+      logger.warn({ reason: (error as Error).message.split('\n')[0] }, 'the container runner is not available; using processes');
     }
   }
-  if (!opened) {
-    logger.warn(NOT_ISOLATED_WARNING);
-    return { runner: 'process', target: new LocalTarget({ config, db, secretBox }), engine: null, closeEngine: async () => {} };
+  logger.warn(NOT_ISOLATED_WARNING);
+  return {
+    runner: 'process',
+    target: new LocalTarget({ config, db, secretBox }),
+    engine: null,
+    images: undefined,
+    closeEngine: async () => {},
+  };
+}
+
+async function openContainerRunner(
+  config: GraphxConfig,
+  db: Db,
+  secretBox: SecretBox,
+  options: ChooseTargetOptions,
+): Promise<ChosenTarget> {
+  checkContainerTools(config);
+  const opened: OpenedEngine = await openContainerEngine(config, { takeOver: options.takeOverEngine });
+  let images: RevisionImages | undefined;
+  try {
+    if (options.images) images = await openRevisionImages(opened.engine, config, (line) => logger.info(line));
+  } catch (error) {
+    await opened.close();
+    throw error;
   }
-  const { engine, close } = opened;
   logger.info('GRAPHX_RUNNER=container: apps run as containers');
-  return { runner: 'container', target: new ContainerTarget({ config, db, secretBox, engine }), engine, closeEngine: close };
+  return {
+    runner: 'container',
+    target: new ContainerTarget({ config, db, secretBox, engine: opened.engine }),
+    engine: opened.engine,
+    images,
+    closeEngine: opened.close,
+  };
 }
