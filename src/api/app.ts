@@ -1,5 +1,4 @@
 /** The control-plane Koa app: middleware in order, then one router file per resource. */
-import Router from '@koa/router';
 import Koa from 'koa';
 import { ApiKeyRepository } from '../db/repositories/apiKeys';
 import { createMetricsRegistry, HttpMetrics, httpMetricsMiddleware, metricsHandler } from '../http/metrics';
@@ -11,6 +10,7 @@ import type { ApiDeps } from './deps';
 import { requireApiKey } from './middleware/apiKeyAuth';
 import { errorMiddleware } from '../http/errors';
 import { jsonBodyMiddleware } from '../http/jsonBody';
+import { routerForEveryMethod } from '../http/router';
 import { requestIdMiddleware } from '../http/requestId';
 import { registerControlPlaneMetrics } from './metrics';
 import { requireServiceToken } from './middleware/serviceTokenAuth';
@@ -32,7 +32,7 @@ export function createApp(deps: ApiDeps): Koa {
 export function buildApi(deps: ApiDeps): { app: Koa; registry: RouteRegistry } {
   const app = new Koa();
   app.proxy = false;
-  const router = new Router();
+  const router = routerForEveryMethod();
   const registry = new RouteRegistry({
     apiKey: requireApiKey(new ApiKeyRepository(deps.db)),
     service: requireServiceToken(deps.db),

@@ -16,6 +16,8 @@ export interface GraphxConfig {
   host: string;
   /** Port of the gateway in front of deployed apps (GRAPHX_GATEWAY_PORT). */
   gatewayPort: number;
+  /** The largest request body the gateway forwards to an app (GRAPHX_GATEWAY_MAX_BODY_BYTES); larger ones are a 413. */
+  gatewayMaxBodyBytes: number;
   /** Absolute data directory (GRAPHX_DATA_DIR): embedded PostgreSQL, Temporal SQLite file, builds, keys. */
   dataDir: string;
   /** External PostgreSQL (DATABASE_URL); null means embedded PostgreSQL under the data dir. */
@@ -94,6 +96,10 @@ const schema = Joi.object({
   PORT: Joi.number().integer().min(0).max(65535).required(),
   GRAPHX_HOST: Joi.string().hostname().required(),
   GRAPHX_GATEWAY_PORT: Joi.number().integer().min(0).max(65535).required(),
+  GRAPHX_GATEWAY_MAX_BODY_BYTES: Joi.number()
+    .integer()
+    .min(1024)
+    .default(300 * 1024 * 1024),
   GRAPHX_DATA_DIR: Joi.string().min(1).required(),
   DATABASE_URL: Joi.string()
     .uri({ scheme: ['postgres', 'postgresql'] })
@@ -189,6 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     port: v.PORT,
     host: v.GRAPHX_HOST,
     gatewayPort: v.GRAPHX_GATEWAY_PORT,
+    gatewayMaxBodyBytes: v.GRAPHX_GATEWAY_MAX_BODY_BYTES,
     dataDir,
     databaseUrl: v.DATABASE_URL ?? null,
     temporalAddress: v.TEMPORAL_ADDRESS ?? null,

@@ -1,5 +1,6 @@
 /**
- * Reads JSON bodies with a 1 MiB limit. Malformed JSON is a 422 `json_invalid` (pydantic's shape), a larger body 413,
+ * Reads JSON bodies up to a limit (the control plane's 1 MiB; a deployed app's HTTP_MAX_REQUEST_BODY_BYTES). Malformed
+ * JSON is a 422 `json_invalid` (pydantic's shape), a larger body 413,
  * NUL characters and nesting deeper than MAX_JSON_DEPTH a 422.
  * Written here rather than taken from koa-bodyparser because both answers must be in the contract's shape.
  */
@@ -14,19 +15,20 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  * With `deferErrors` (a deployed app with custom routes, whose bodies need not be JSON), a body that is not JSON is
  * left in `ctx.state.rawBody` and its error in `ctx.state.bodyError`, thrown later if no custom route takes the request.
  */
-export function jsonBodyMiddleware(options: { deferErrors?: boolean } = {}): Koa.Middleware {
+export function jsonBodyMiddleware(options: { deferErrors?: boolean; maxBytes?: number } = {}): Koa.Middleware {
+  const limit = options.maxBytes ?? MAX_BODY_BYTES;
   return async (ctx, next) => {
     if (!['POST', 'PUT', 'PATCH', 'DELETE'].includes(ctx.method)) return next();
     let raw: string;
     try {
       raw = await getRawBody(ctx.req, {
-        limit: MAX_BODY_BYTES,
+        limit,
         encoding: 'utf8',
         length: ctx.get('content-length') || undefined,
       });
     } catch (error) {
       if ((error as { type?: string }).type === 'entity.too.large') {
-        throw new PayloadTooLargeError(`Request body is larger than ${MAX_BODY_BYTES} bytes.`);
+        throw new PayloadTooLargeError(`Request body is larger than ${limit} bytes.`);
       }
       throw error;
     }

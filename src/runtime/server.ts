@@ -7,12 +7,12 @@ import http from 'node:http';
 import os from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import Router from '@koa/router';
 import Koa from 'koa';
 import { Pool } from 'pg';
 import { answerClientErrorsWithJson } from '../http/clientErrors';
 import { errorMiddleware } from '../http/errors';
 import { jsonBodyMiddleware } from '../http/jsonBody';
+import { routerForEveryMethod } from '../http/router';
 import { requestIdMiddleware } from '../http/requestId';
 import { ConfigError } from '../config';
 import { httpMetricsMiddleware, metricsHandler } from '../http/metrics';
@@ -218,7 +218,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     metrics,
   };
 
-  const router = new Router();
+  const router = routerForEveryMethod();
   router.get('/metrics', metricsHandler(metrics.registry));
   registerRuntimeRoutes(router, services);
   registerUiRoutes(router, uiBundles);
@@ -232,7 +232,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   app.use(httpMetricsMiddleware(metrics.http));
   app.use(errorMiddleware());
   app.use(httpExceptionMiddleware());
-  app.use(jsonBodyMiddleware({ deferErrors: customApp !== null }));
+  app.use(jsonBodyMiddleware({ deferErrors: customApp !== null, maxBytes: tuning.maxRequestBodyBytes }));
   app.use(authMiddleware({ customAuth, controlPlane }));
   if (customApp) app.use(customAppMiddleware(customApp));
   if (appConfig.http.disabled.length > 0) app.use(disabledRoutesMiddleware(appConfig.http.disabled));

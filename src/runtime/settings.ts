@@ -90,7 +90,12 @@ export interface RunTuning {
   webhookDestinations: 'public' | 'private' | 'any';
   /** How often each instance looks for due crons (a tick fires at most this late). */
   cronPollMs: number;
+  /** The largest request body the app reads; a larger one is a 413 (HTTP_MAX_REQUEST_BODY_BYTES, as the anchor). */
+  maxRequestBodyBytes: number;
 }
+
+/** The Python Agent Server's default body limit (HTTP_MAX_REQUEST_BODY_BYTES, 300 MB), ours too. */
+export const DEFAULT_MAX_REQUEST_BODY_BYTES = 300 * 1024 * 1024;
 
 const tuningSchema = Joi.object({
   GRAPHX_RUNTIME_LEASE_MS: Joi.number().integer().min(300).max(600_000).empty('').default(30_000),
@@ -98,13 +103,14 @@ const tuningSchema = Joi.object({
   GRAPHX_RUNTIME_BACKGROUND_CONCURRENCY: Joi.number().integer().min(1).max(1000).empty('').default(10),
   GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS: Joi.string().valid('public', 'private', 'any').empty('').default('public'),
   GRAPHX_RUNTIME_CRON_POLL_MS: Joi.number().integer().min(50).max(60_000).empty('').default(1000),
+  HTTP_MAX_REQUEST_BODY_BYTES: Joi.number().integer().min(1024).empty('').default(DEFAULT_MAX_REQUEST_BODY_BYTES),
 }).unknown(true);
 
 /**
  * `GRAPHX_RUNTIME_LEASE_MS` (default 30 s), `GRAPHX_RUNTIME_ENQUEUE_WAIT_MS` (default 120 s),
  * `GRAPHX_RUNTIME_BACKGROUND_CONCURRENCY` (default 10), `GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS` (`public`: only
  * public addresses; `private`: also private ranges; `any`: loopback too, for development) and
- * `GRAPHX_RUNTIME_CRON_POLL_MS` (default 1 s).
+ * `GRAPHX_RUNTIME_CRON_POLL_MS` (default 1 s), and the anchor's `HTTP_MAX_REQUEST_BODY_BYTES` (default 300 MB).
  * @throws ConfigError for a value out of range.
  */
 export function runTuningFromEnv(env: NodeJS.ProcessEnv = process.env): RunTuning {
@@ -116,6 +122,7 @@ export function runTuningFromEnv(env: NodeJS.ProcessEnv = process.env): RunTunin
     backgroundConcurrency: value.GRAPHX_RUNTIME_BACKGROUND_CONCURRENCY,
     webhookDestinations: value.GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS,
     cronPollMs: value.GRAPHX_RUNTIME_CRON_POLL_MS,
+    maxRequestBodyBytes: value.HTTP_MAX_REQUEST_BODY_BYTES,
   };
 }
 

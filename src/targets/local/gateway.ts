@@ -22,6 +22,8 @@ export interface GatewayOptions {
   port: number;
   /** How long a route read from the database is reused. */
   routeTtlMs?: number;
+  /** The largest request body forwarded to an app (GRAPHX_GATEWAY_MAX_BODY_BYTES); a larger one is a 413. */
+  maxBodyBytes?: number;
 }
 
 export interface GatewayHandle {
@@ -44,10 +46,15 @@ const MAX_ATTEMPTS = 6;
 export const GATEWAY_METRICS_PATH = '/-/metrics';
 const INSTANCE_ONLY_PATHS = /^\/metrics\/?(\?|$)/;
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** As the Python Agent Server's default HTTP_MAX_REQUEST_BODY_BYTES (300 MB): what an app takes, the gateway passes. */
+export const DEFAULT_GATEWAY_MAX_BODY_BYTES = 300 * 1024 * 1024;
+/** How long the rest of a refused body is read (so the client sees the 413) before the connection is closed. */
+const DISCARD_MS = 30_000;
 
 /** Starts the gateway on host:port (0 = any free port); resolves once it listens. */
 export async function startGateway(options: GatewayOptions): Promise<GatewayHandle> {
   const routes = new RouteTable(options.db, options.routeTtlMs ?? 500);
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_GATEWAY_MAX_BODY_BYTES;
   const registry = createMetricsRegistry('gateway');
   const metrics = new HttpMetrics(registry);
   registerGatewayMetrics(registry, options.db);
@@ -57,7 +64,7 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHand
       return;
     }
     observe(req, res, metrics);
-    handle(routes, req, res).catch(() => {
+    handle(routes, req, res, maxBodyBytes).catch(() => {
       if (!res.headersSent) sendDetail(res, 502, 'The deployment could not be reached.');
       else res.destroy();
     });
@@ -152,7 +159,12 @@ function observe(req: http.IncomingMessage, res: http.ServerResponse, metrics: H
 
 type RoutedResponse = http.ServerResponse & { graphxRoute?: string };
 
-async function handle(routes: RouteTable, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+async function handle(
+  routes: RouteTable,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  maxBodyBytes: number,
+): Promise<void> {
   const match = NAME_AND_REST.exec(req.url ?? '');
   if (!match) {
     sendDetail(res, 404, 'Not found.');
@@ -166,7 +178,22 @@ async function handle(routes: RouteTable, req: http.IncomingMessage, res: http.S
     sendDetail(res, 404, 'Not found.');
     return;
   }
-  const body = new RequestBody(req);
+  const tooLarge = () => {
+    sendDetail(res, 413, `Request body is larger than the gateway's limit of ${maxBodyBytes} bytes.`);
+    // The client may still be sending: read and drop the rest for a while so it sees the answer, then hang up.
+    req.resume();
+    setTimeout(() => {
+      if (!req.complete) req.socket.destroy();
+    }, DISCARD_MS).unref();
+  };
+  if (Number(req.headers['content-length'] ?? 0) > maxBodyBytes) {
+    tooLarge();
+    return;
+  }
+  const body = new RequestBody(req, maxBodyBytes, (upstream) => {
+    upstream?.destroy();
+    tooLarge();
+  });
   const failed = new Set<number>();
   let route = await routes.get(name);
   if (!route.exists) {
@@ -188,7 +215,7 @@ async function handle(routes: RouteTable, req: http.IncomingMessage, res: http.S
       return;
     }
     const outcome = await forward(req, res, body, port, upstreamPath, name);
-    if (outcome === 'done') return;
+    if (outcome === 'done' || body.exceeded) return;
     failed.add(port);
     if (outcome === 'fail' || !body.replayable()) break;
     route = await routes.get(name, true);

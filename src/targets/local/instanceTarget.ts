@@ -128,6 +128,7 @@ export class InstanceTarget implements DeploymentTarget {
       host: this.options.config.host,
       port: this.options.config.gatewayPort,
       routeTtlMs: ROUTE_TTL_MS,
+      maxBodyBytes: this.options.config.gatewayMaxBodyBytes,
     });
     this.gatewayPort = Number(new URL(gateway.url).port);
     return gateway.close;

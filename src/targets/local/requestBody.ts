@@ -1,7 +1,8 @@
 /**
  * A request body forwarded to an upstream that can be replayed to another one if the first connection fails.
- * Agent-server bodies are small JSON, so up to MAX_REPLAY_BYTES are kept; a bigger body still streams through but
- * a failed attempt with it is not retried.
+ * Agent-server bodies are mostly small JSON, so up to MAX_REPLAY_BYTES are kept; a bigger body still streams through
+ * but a failed attempt with it is not retried. A body growing past `limitBytes` (one sent without a Content-Length)
+ * stops being forwarded and `onTooLarge` runs; the rest is read and dropped.
  */
 import type http from 'node:http';
 
@@ -13,10 +14,28 @@ export class RequestBody {
   private overflow = false;
   private ended = false;
   private target: http.ClientRequest | null = null;
+  private total = 0;
+  private tooLarge = false;
 
-  constructor(private readonly req: http.IncomingMessage) {
+  constructor(
+    private readonly req: http.IncomingMessage,
+    private readonly limitBytes = Number.POSITIVE_INFINITY,
+    private readonly onTooLarge: (upstream: http.ClientRequest | null) => void = () => {},
+  ) {
     req.pause();
     req.on('data', (chunk: Buffer) => {
+      if (this.tooLarge) return;
+      this.total += chunk.length;
+      if (this.total > this.limitBytes) {
+        this.tooLarge = true;
+        this.chunks = [];
+        this.overflow = true;
+        const target = this.target;
+        this.target = null;
+        this.onTooLarge(target);
+        req.resume();
+        return;
+      }
       if (!this.overflow) {
         this.chunks.push(chunk);
         this.size += chunk.length;
@@ -34,6 +53,11 @@ export class RequestBody {
       this.ended = true;
       this.target?.end();
     });
+  }
+
+  /** True once the body grew past the limit (onTooLarge has run). */
+  get exceeded(): boolean {
+    return this.tooLarge;
   }
 
   /** True when every byte read so far is still held, so a new attempt can send the whole body. */

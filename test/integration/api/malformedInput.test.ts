@@ -101,9 +101,12 @@ describe('malformed input gets a 4xx in the documented shape', () => {
 
   it.each([
     ['PUT', 405],
-    ['PROPFIND', 501],
+    ['PROPFIND', 405],
+    ['TRACE', 405],
   ])('%s on a known path answers %i as {"detail"} JSON', async (method, status) => {
-    const response = await call()[method === 'PUT' ? 'put' : 'propfind']('/v2/deployments').set('X-Api-Key', apiKey);
+    const response = await call()
+      [method.toLowerCase() as 'put' | 'propfind' | 'trace']('/v2/deployments')
+      .set('X-Api-Key', apiKey);
     expect(response.status).toBe(status);
     expect(response.type).toBe('application/json');
     expect(response.body).toEqual({ detail: expect.any(String) });
