@@ -9,6 +9,7 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -44,6 +45,14 @@ const { teardownDeployment } = proxyActivities<PipelineActivities>({
   heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
+const { provisionDatabase } = proxyActivities<PipelineActivities>({
+  startToCloseTimeout: '2 minutes',
+  // Bounded: the first revision's own database step tries again (and reports a failure) if these all fail.
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 5 },
+});
+
+/** Version marker: deployments created from here on provision their database at creation, not after the first build. */
+const DATABASE_AT_CREATION = 'database-at-creation';
 
 /** Workflow type `deploymentWorkflow`: the entity below, run to its end (teardown) or to continueAsNew. */
 export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promise<void> {
@@ -66,6 +75,8 @@ class DeploymentEntity {
   private readonly interruptedWhileQueued: string[] = [];
   private childOutcome: ChildOutcome | null = null;
   private supersedeSent = false;
+  /** The database provisioned at creation (a teardown waits for it, so it cannot recreate what was dropped). */
+  private databaseAtCreation: Promise<void> = Promise.resolve();
 
   constructor(private readonly input: DeploymentWorkflowInput) {
     this.state = input.state ?? {
@@ -86,6 +97,12 @@ class DeploymentEntity {
 
   async run(): Promise<void> {
     const { state } = this;
+    // The database belongs to the deployment, not to a build: provisioned as it is created (as the real control
+    // plane does: AWAITING_DATABASE → READY after create), beside the first revision's clone and build, so a
+    // deployment whose first build fails is READY, not AWAITING_DATABASE forever.
+    if (!this.input.state && patched(DATABASE_AT_CREATION)) {
+      this.databaseAtCreation = provisionDatabase({ deploymentId: this.input.deploymentId }).catch(() => undefined);
+    }
     // After continueAsNew a revision may still be running as a child of the previous run: follow it by id.
     if (state.runningRevisionId) {
       const orphanId = state.runningRevisionId;
@@ -182,6 +199,7 @@ class DeploymentEntity {
 
   private async tearDown(): Promise<void> {
     const { state, input } = this;
+    await this.databaseAtCreation;
     if (state.runningRevisionId) {
       await signalRevisionIfRunning(state.runningRevisionId, interruptSignal);
       await condition(() => this.childOutcome !== null);

@@ -116,7 +116,10 @@ export class DeploymentService {
   }
 
   async list(tenantId: string, filters: { nameContains?: string; status?: string; limit: number; offset: number }) {
-    const deployments = await new DeploymentRepository(this.deps.db).list(tenantId, filters);
+    const deployments = await new DeploymentRepository(this.deps.db).list(tenantId, {
+      ...filters,
+      unusedAfterDays: this.deps.config.unusedAfterDays,
+    });
     const resources = await Promise.all(deployments.map((deployment) => this.view(deployment)));
     return { resources, offset: filters.offset + resources.length };
   }

@@ -132,13 +132,26 @@ export class DeploymentRepository {
     return Boolean(await this.db('deployments').where({ tenant_id: tenantId, name }).whereNull('deleted_at').first('id'));
   }
 
+  /**
+   * A page of the tenant's deployments. UNUSED is not stored (a READY deployment with an active revision and no run
+   * for `unusedAfterDays` reads as UNUSED; views.ts), so the `status` filter computes it here the same way.
+   */
   async list(
     tenantId: string,
-    filters: { nameContains?: string; status?: string; limit: number; offset: number },
+    filters: { nameContains?: string; status?: string; limit: number; offset: number; unusedAfterDays: number },
   ): Promise<DeploymentRecord[]> {
     const query = this.db('deployments').where({ tenant_id: tenantId }).whereNull('deleted_at');
     if (filters.nameContains) query.where('name', 'like', `%${filters.nameContains.replace(/[\\%_]/g, '\\$&')}%`);
-    if (filters.status) query.where({ status: filters.status });
+    const idleSince = 'coalesce(last_run_at, updated_at) < now() - make_interval(days => ?)';
+    if (filters.status === 'UNUSED') {
+      query.where({ status: 'READY' }).whereNotNull('active_revision_id').whereRaw(idleSince, [filters.unusedAfterDays]);
+    } else if (filters.status === 'READY') {
+      query
+        .where({ status: 'READY' })
+        .andWhere((ready) => ready.whereNull('active_revision_id').orWhereRaw(`not (${idleSince})`, [filters.unusedAfterDays]));
+    } else if (filters.status) {
+      query.where({ status: filters.status });
+    }
     const rows = await query
       .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }])
       .limit(filters.limit)

@@ -77,6 +77,7 @@ export class PipelineState {
       .where({ id: deploymentId })
       .whereNull('deleted_at')
       .update({ active_revision_id: revisionId, url, updated_at: this.db.fn.now() });
+    await this.markServingKnown(deploymentId);
     await this.db('revisions')
       .where({ id: revisionId })
       .whereNotIn('status', ['SKIPPED', 'INTERRUPTED'])
@@ -96,6 +97,25 @@ export class PipelineState {
       .andWhere((where) => where.whereNot('status', 'AWAITING_DELETE').orWhere('status', status))
       .update({ status, updated_at: this.db.fn.now() });
     return updated > 0;
+  }
+
+  /**
+   * The target cannot tell whether the deployment's active revision is served: its instances died and could not be
+   * brought back, or this target cannot run them at all. READY → UNKNOWN (other statuses are left as they are).
+   */
+  async markServingUnknown(deploymentId: string): Promise<void> {
+    await this.db('deployments')
+      .where({ id: deploymentId, status: 'READY' })
+      .whereNull('deleted_at')
+      .update({ status: 'UNKNOWN', updated_at: this.db.fn.now() });
+  }
+
+  /** The active revision's instances serve again: UNKNOWN → READY. */
+  async markServingKnown(deploymentId: string): Promise<void> {
+    await this.db('deployments')
+      .where({ id: deploymentId, status: 'UNKNOWN' })
+      .whereNull('deleted_at')
+      .update({ status: 'READY', updated_at: this.db.fn.now() });
   }
 
   /** The deployment's database exists: records its name and moves AWAITING_DATABASE → READY. */

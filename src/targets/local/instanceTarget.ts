@@ -9,6 +9,7 @@ import type { Db } from '../../db/knex';
 import { logger } from '../../logger';
 import type { SecretBox } from '../../security/secretBox';
 import { controlPlaneDatabaseUrl } from '../../pipeline/deploymentDatabase';
+import { PipelineState } from '../../db/repositories/pipelineState';
 import { startGateway } from './gateway';
 import {
   drainOldInstances,
@@ -58,9 +59,10 @@ export class InstanceTarget implements DeploymentTarget {
     this.instances = makeRunner({
       controlPlaneUrl: () => this.controlPlaneUrl,
       onDeath: (row) => {
-        this.replaceDeadInstance(row).catch((error: unknown) =>
-          logger.error({ err: error, deploymentId: row.deployment_id }, 'could not replace a dead app instance'),
-        );
+        this.replaceDeadInstance(row).catch(async (error: unknown) => {
+          logger.error({ err: error, deploymentId: row.deployment_id }, 'could not replace a dead app instance');
+          await this.servingUnknown(row.deployment_id);
+        });
       },
     });
   }
@@ -98,8 +100,22 @@ export class InstanceTarget implements DeploymentTarget {
         await db('local_instances')
           .where({ id: fresh.id, status: 'starting' })
           .update({ status: 'serving', updated_at: db.fn.now() });
+        await new PipelineState(db).markServingKnown(dead.deployment_id);
       },
     );
+  }
+
+  /**
+   * The deployment is UNKNOWN (CONTRACT §2.2: a target that cannot tell) while none of its active revision's instances
+   * serves after a failed replacement or restore; a later rollout, restore or replacement makes it READY again.
+   */
+  private async servingUnknown(deploymentId: string): Promise<void> {
+    const serving = await this.options
+      .db('local_instances')
+      .where({ deployment_id: deploymentId, status: 'serving' })
+      .first('id')
+      .catch(() => ({ id: 'unknown' }));
+    if (!serving) await new PipelineState(this.options.db).markServingUnknown(deploymentId).catch(() => undefined);
   }
 
   private lockUrl(): string {
@@ -168,9 +184,10 @@ export class InstanceTarget implements DeploymentTarget {
       .select('id', 'active_revision_id');
     await Promise.all(
       deployments.map((deployment) =>
-        this.restoreDeployment(deployment.id, deployment.active_revision_id).catch((error: unknown) =>
-          logger.error({ err: error, deploymentId: deployment.id }, 'could not restore the instances of a deployment'),
-        ),
+        this.restoreDeployment(deployment.id, deployment.active_revision_id).catch(async (error: unknown) => {
+          logger.error({ err: error, deploymentId: deployment.id }, 'could not restore the instances of a deployment');
+          await this.servingUnknown(deployment.id);
+        }),
       ),
     );
   }
@@ -178,7 +195,10 @@ export class InstanceTarget implements DeploymentTarget {
   private async restoreDeployment(deploymentId: string, revisionId: string): Promise<void> {
     const { db, secretBox } = this.options;
     const spec = await loadRevisionSpec(db, secretBox, revisionId);
-    if (!(await this.instances.canRun(spec))) return;
+    if (!(await this.instances.canRun(spec))) {
+      await this.servingUnknown(deploymentId);
+      return;
+    }
     await withDeploymentLock(
       this.lockUrl(),
       deploymentId,
