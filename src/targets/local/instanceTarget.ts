@@ -175,43 +175,65 @@ export class InstanceTarget implements DeploymentTarget {
     });
   }
 
-  /** After a restart of the stack: brings back the instances of every deployment with an active revision. */
+  /**
+   * After a restart of the stack: brings back the instances of every deployment with an active revision, and stops
+   * what a dead rollout left starting. Each deployment is read under its lock, so a rollout that switched it while
+   * this waited is what gets restored: one set of instances per deployment.
+   */
   async restoreActiveInstances(): Promise<void> {
-    const deployments: Array<{ id: string; active_revision_id: string }> = await this.options
-      .db('deployments')
-      .whereNotNull('active_revision_id')
+    const { db } = this.options;
+    const deploymentIds: string[] = await db('deployments')
       .whereNull('deleted_at')
-      .select('id', 'active_revision_id');
+      .andWhere((where) =>
+        where
+          .whereNotNull('active_revision_id')
+          .orWhereExists(
+            db('local_instances')
+              .whereRaw('local_instances.deployment_id = deployments.id')
+              .whereIn('status', ['starting', 'serving', 'draining']),
+          ),
+      )
+      .pluck('id');
     await Promise.all(
-      deployments.map((deployment) =>
-        this.restoreDeployment(deployment.id, deployment.active_revision_id).catch(async (error: unknown) => {
-          logger.error({ err: error, deploymentId: deployment.id }, 'could not restore the instances of a deployment');
-          await this.servingUnknown(deployment.id);
+      deploymentIds.map((deploymentId) =>
+        this.restoreDeployment(deploymentId).catch(async (error: unknown) => {
+          logger.error({ err: error, deploymentId }, 'could not restore the instances of a deployment');
+          await this.servingUnknown(deploymentId);
         }),
       ),
     );
   }
 
-  private async restoreDeployment(deploymentId: string, revisionId: string): Promise<void> {
+  private async restoreDeployment(deploymentId: string): Promise<void> {
     const { db, secretBox } = this.options;
-    const spec = await loadRevisionSpec(db, secretBox, revisionId);
-    if (!(await this.instances.canRun(spec))) {
-      await this.servingUnknown(deploymentId);
-      return;
-    }
     await withDeploymentLock(
       this.lockUrl(),
       deploymentId,
       () => {},
       async () => {
-        const rows = await ensureRevisionInstances(db, this.instances, spec, quietProgress);
-        await waitUntilHealthy(this.instances, rows, this.timings.healthTimeoutMs, quietProgress);
         const active = await db('deployments')
           .where({ id: deploymentId })
           .whereNull('deleted_at')
           .first('active_revision_id', 'url');
-        // A rollout may have moved on while we waited for the lock: only the still-active revision is switched back in.
-        if (active?.active_revision_id !== revisionId) return;
+        const revisionId: string | null = active?.active_revision_id ?? null;
+        // The lock is ours, so no rollout runs: an instance of another revision still starting is a dead rollout's.
+        const orphans = (await liveInstances(db, deploymentId)).filter(
+          (row) => row.status === 'starting' && row.revision_id !== revisionId,
+        );
+        for (const row of orphans) await this.instances.stop(row, 2000);
+        if (!revisionId) return;
+        const spec = await loadRevisionSpec(db, secretBox, revisionId);
+        if (!(await this.instances.canRun(spec))) {
+          await this.servingUnknown(deploymentId);
+          return;
+        }
+        const rows = await ensureRevisionInstances(db, this.instances, spec, quietProgress);
+        try {
+          await waitUntilHealthy(this.instances, rows, this.timings.healthTimeoutMs, quietProgress);
+        } catch (error) {
+          for (const row of rows.filter((r) => r.status === 'starting')) await this.instances.stop(row, 2000);
+          throw error;
+        }
         // The gateway of this process may listen on a new port after a restart: its URL is the one that works now.
         const url = this.gatewayPort !== null || !active.url ? this.deploymentUrl(spec.routeKey) : active.url;
         await switchRoute(db, spec, rows, url);

@@ -155,6 +155,27 @@ describe('rolloutRevision on the local target (real processes, fake runtime scri
     expect(await liveInstances(deps.db, deployment.deploymentId)).toHaveLength(1);
   });
 
+  it('a restore that waited for the lock while a newer revision rolled out leaves only the newer revision running', async () => {
+    const deployment = await deployRevision();
+    await rollout(deployment.revisionId, deployment.deploymentId);
+    // The stack died: its instance too. A PATCHed revision (slow to answer /ok) is being rolled out by a new worker
+    // while the new stack's start-up restore reads the (still) active revision and waits for the lock.
+    await deps.target.stopAll();
+    const newer = await addRevision(deps.db, deps.secretBox, deployment.deploymentId, {
+      secrets: [{ name: 'FAKE_OK_DELAY_MS', value: '1500' }],
+    });
+    writeBuild(deps.config, newer);
+    const worker = new LocalTarget({ ...deps.target.options, instanceCommand: FAKE_RUNTIME });
+    const rolling = rollout(newer, deployment.deploymentId, worker);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const restarted = new LocalTarget({ ...deps.target.options, instanceCommand: FAKE_RUNTIME });
+    await Promise.all([rolling, restarted.restoreActiveInstances()]);
+    const live = await liveInstances(deps.db, deployment.deploymentId);
+    expect(live.map((row) => [row.revision_id, row.status])).toEqual([[newer, 'serving']]);
+    await worker.stopAll();
+    await restarted.stopAll();
+  });
+
   it('teardown stops the instances and the gateway stops serving the deployment', async () => {
     const deployment = await deployRevision();
     const { url } = await rollout(deployment.revisionId, deployment.deploymentId);
