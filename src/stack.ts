@@ -1,6 +1,8 @@
 /**
- * The whole service in one process: PostgreSQL (embedded unless DATABASE_URL), Temporal (dev server unless
- * TEMPORAL_ADDRESS), the API, an in-process worker, the outbox relay and the gateway. `stop()` stops every child.
+ * The whole service: PostgreSQL (embedded unless DATABASE_URL), Temporal (dev server unless TEMPORAL_ADDRESS), the
+ * API, the outbox relay, the gateway and a worker, in this process or (`worker: 'process'`, what `graphx start` runs)
+ * as a supervised `graphx worker` of its own, so a stuck worker never stops the API and the gateway from answering.
+ * `stop()` stops every part, the apps included.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -10,7 +12,7 @@ import { createApp } from './api/app';
 import { answerClientErrorsWithJson } from './http/clientErrors';
 import type { GraphxConfig } from './config';
 import { createDb, migrateToLatest, type Db } from './db/knex';
-import { startEmbeddedPostgres } from './os/embeddedPostgres';
+import { embeddedClusterDir, startEmbeddedPostgres } from './os/embeddedPostgres';
 import { ensureBootstrapApiKey } from './bootstrap';
 import { logger } from './logger';
 import { killOwnedGroups } from './os/ownedGroups';
@@ -22,6 +24,8 @@ import { delay } from './os/processes';
 import { createTemporalClient } from './temporal/client';
 import { startTemporalDevServer } from './temporal/devServer';
 import { startWorker } from './worker';
+import { startWorkerChild } from './worker/child';
+import { forgetProcess, killDataDirProcesses, recordProcess, takeOverDataDir, type RecordedRole } from './os/processRecords';
 
 export interface StackHandle {
   apiUrl: string;
@@ -42,9 +46,14 @@ export interface StackHandle {
 }
 
 export interface StackOptions {
-  /** Run the in-process worker (default true). */
-  worker?: boolean;
+  /** The worker: in this process (true, the default), none (false), or a supervised child process ('process'). */
+  worker?: boolean | 'process';
   workflowBundlePath?: string;
+  /**
+   * Own the data dir (`graphx start`): refuse a live predecessor, end what a dead one left (processRecords.ts), and
+   * record this stack's processes for the next start.
+   */
+  takeOver?: boolean;
 }
 
 const WORKER_STOP_MS = 8_000;
@@ -64,12 +73,23 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
     }
     stops.length = 0;
   };
+  const record = (role: RecordedRole) => (pid: number | undefined) => {
+    if (options.takeOver) recordProcess(config.dataDir, role, pid);
+  };
   try {
     fs.mkdirSync(config.dataDir, { recursive: true });
+    if (options.takeOver) {
+      const ended = await takeOverDataDir(config.dataDir, config.databaseUrl ? null : embeddedClusterDir(config.dataDir));
+      if (ended.length > 0) {
+        logger.warn({ ended }, 'a graphx start on this data dir ended without stopping; ended what it left running');
+      }
+      stops.push(['process records', async () => forgetProcess(config.dataDir, 'stack')]);
+      kills.push(() => killDataDirProcesses(config.dataDir));
+    }
 
     let databaseUrl = config.databaseUrl;
     if (!databaseUrl) {
-      const pg = await startEmbeddedPostgres(config.dataDir);
+      const pg = await startEmbeddedPostgres(config.dataDir, 'graphx', { onLaunch: record('postgres') });
       stops.push(['postgres', pg.stop]);
       kills.push(pg.kill);
       databaseUrl = pg.connectionString('graphx');
@@ -92,6 +112,7 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
         cliPath: config.temporalCli,
         logFile: path.join(config.dataDir, 'temporal.log'),
         env: { GRAPHX_DATA_DIR: config.dataDir },
+        onLaunch: record('temporal'),
       });
       stops.push(['temporal', devServer.stop]);
       kills.push(devServer.kill);
@@ -101,21 +122,29 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
     const temporal = await createTemporalClient(temporalAddress, config.temporalNamespace, config);
     stops.push(['temporal client', () => temporal.connection.close()]);
 
-    const { target, images, closeEngine } = await chooseTarget(config, db, secretBox, {
+    const childWorker = options.worker === 'process';
+    const inProcessWorker = options.worker !== false && !childWorker;
+    const chosen = await chooseTarget(config, db, secretBox, {
       images: options.worker !== false,
       takeOverEngine: true,
     });
-    stops.push(['container engine', closeEngine]);
-    stops.push(['app instances', () => target.stopAll(APP_STOP_GRACE_MS)]);
+    const { target } = chosen;
+    stops.push(['container engine', chosen.closeEngine]);
     const closeGateway = await target.startGateway();
     stops.push(['gateway', closeGateway]);
+    // The child worker's apps outlive it (a worker restarted by its supervisor adopts them): stopping the stack
+    // stops every instance recorded for this data dir; an in-process worker's are those this process supervises.
+    stops.push([
+      'app instances',
+      () => (childWorker ? target.stopEveryInstance(APP_STOP_GRACE_MS) : target.stopAll(APP_STOP_GRACE_MS)),
+    ]);
 
     let workerMetricsUrl: string | null = null;
-    if (options.worker !== false) {
+    if (inProcessWorker) {
       const worker = await startWorker({
         temporalAddress,
         namespace: config.temporalNamespace,
-        deps: { config, db, secretBox, target, images },
+        deps: { config, db, secretBox, target, images: chosen.images },
         workflowBundlePath: options.workflowBundlePath,
         queues: config.workerQueues,
         metrics: { host: config.host, port: config.workerMetricsPort },
@@ -135,15 +164,34 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
       server.once('error', reject);
       server.listen(config.port, config.host, resolve);
     });
-    stops.push(['api', () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections()))]);
+    const stopApi = () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections()));
     const address = server.address();
     const apiPort = typeof address === 'object' && address ? address.port : config.port;
-    target.setControlPlaneUrl(`http://${config.host}:${apiPort}`);
+    const apiUrl = `http://${config.host}:${apiPort}`;
+    target.setControlPlaneUrl(apiUrl);
 
-    await target.restoreActiveInstances();
+    if (childWorker) {
+      const worker = await startWorkerChild({
+        config,
+        databaseUrl,
+        temporalAddress,
+        runner: chosen.runner,
+        containerSocket: chosen.engineSocket,
+        gatewayPort: Number(new URL(target.gatewayUrl()).port),
+        apiUrl,
+      });
+      kills.push(worker.kill);
+      // Stopped after the API (no new revisions reach it), before the apps; it leaves them to the stack to stop.
+      stops.push(['worker', () => worker.stop(WORKER_STOP_MS)]);
+      workerMetricsUrl = worker.metricsUrl;
+    }
+    stops.push(['api', stopApi]);
+
+    // A child worker restores the apps itself when it starts.
+    if (inProcessWorker || options.worker === false) await target.restoreActiveInstances();
 
     return {
-      apiUrl: `http://${config.host}:${apiPort}`,
+      apiUrl,
       gatewayUrl: target.gatewayUrl(),
       temporalAddress,
       temporalUiUrl,

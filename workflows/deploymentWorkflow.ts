@@ -13,6 +13,7 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  sleep,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -46,7 +47,8 @@ const { teardownDeployment } = proxyActivities<PipelineActivities>({
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
 const { provisionDatabase } = proxyActivities<PipelineActivities>({
-  startToCloseTimeout: '2 minutes',
+  // Seconds of work: a worker that dies during it is noticed after this, not after the revision steps' 30 minutes.
+  startToCloseTimeout: '30 seconds',
   // Bounded: the first revision's own database step tries again (and reports a failure) if these all fail.
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
@@ -76,7 +78,7 @@ class DeploymentEntity {
   private childOutcome: ChildOutcome | null = null;
   private supersedeSent = false;
   /** The database provisioned at creation (a teardown waits for it, so it cannot recreate what was dropped). */
-  private databaseAtCreation: Promise<void> = Promise.resolve();
+  private databaseAtCreation: Promise<void> | null = null;
 
   constructor(private readonly input: DeploymentWorkflowInput) {
     this.state = input.state ?? {
@@ -199,7 +201,8 @@ class DeploymentEntity {
 
   private async tearDown(): Promise<void> {
     const { state, input } = this;
-    await this.databaseAtCreation;
+    // Bounded: a provisioning stuck on a dead worker must not hold the delete for its retries.
+    if (this.databaseAtCreation) await Promise.race([this.databaseAtCreation, sleep('2 minutes')]);
     if (state.runningRevisionId) {
       await signalRevisionIfRunning(state.runningRevisionId, interruptSignal);
       await condition(() => this.childOutcome !== null);

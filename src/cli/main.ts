@@ -2,7 +2,7 @@
  * The `graphx` command: start (the whole stack), serve (the same in production), worker (one worker alone), runtime (a deployed app), dev, and the CI
  * commands (deploy, wait, status, logs, revisions, deployments; see ciCommands.ts). Usage errors exit 2.
  */
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { registerCiCommands } from './ciCommands';
 import { addRuntimeCommands, runProgram } from './runtimeCommands';
 
@@ -25,7 +25,10 @@ program
 program
   .command('worker')
   .description('run one Temporal worker alone (needs DATABASE_URL and TEMPORAL_ADDRESS)')
-  .action(async () => (await import('./worker')).runWorkerCommand());
+  // Used by `graphx start`, which runs its worker as a child process.
+  .addOption(new Option('--ready-file <path>', 'write the metrics URL here once the worker polls').hideHelp())
+  .addOption(new Option('--stack-pid <pid>', 'shut down when this parent process is gone').hideHelp())
+  .action(async (options: { readyFile?: string; stackPid?: string }) => (await import('./worker')).runWorkerCommand(options));
 
 program
   .command('images')

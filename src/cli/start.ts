@@ -1,9 +1,9 @@
 /** `graphx start` (= `npm start`): the whole stack in the foreground; Ctrl-C or SIGTERM stops every child. */
-import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig, type GraphxConfig } from '../config';
 import { applyLogLevel } from '../logger';
-import { startStack, type StackHandle } from '../stack';
+import { embeddedClusterDir } from '../os/embeddedPostgres';
+import { startStack, type StackHandle, type StackOptions } from '../stack';
 import { findTemporalCli } from '../temporal/devServer';
 
 export async function runStart(): Promise<void> {
@@ -12,7 +12,9 @@ export async function runStart(): Promise<void> {
     GRAPHX_ALLOW_FILE_REPOS: process.env.GRAPHX_ALLOW_FILE_REPOS ?? '1',
     GRAPHX_ALLOW_INSECURE_OAUTH: process.env.GRAPHX_ALLOW_INSECURE_OAUTH ?? '1',
   });
-  await startAndReport(config);
+  // The worker runs apart (a stuck worker must not stop the API and the gateway), and a crashed predecessor's leftovers
+  // on this data dir are ended first.
+  await startAndReport(config, { worker: 'process', takeOver: true });
 }
 
 /**
@@ -29,9 +31,9 @@ export async function runServe(): Promise<void> {
   await startAndReport(config);
 }
 
-async function startAndReport(config: GraphxConfig): Promise<void> {
+async function startAndReport(config: GraphxConfig, options: StackOptions = {}): Promise<void> {
   applyLogLevel(config);
-  const stack = await startStack(config);
+  const stack = await startStack(config, options);
   const lines = [
     'graphx platform is running',
     `  API:           ${stack.apiUrl}  (docs: ${stack.apiUrl}/docs)`,
@@ -59,12 +61,6 @@ function retryCommand(configuredCli: string | null, address: string, namespace: 
     // An external Temporal and no CLI here: the operator's own `temporal`.
   }
   return `${cli} workflow signal --address ${address} --namespace ${namespace} --workflow-id revision/<revision-id> --name retry`;
-}
-
-/** Where the embedded cluster is: `<dataDir>/pg`, or where it was moved to for the postgres user (postgresPlacement). */
-function embeddedClusterDir(dataDir: string): string {
-  const location = path.join(dataDir, 'pg.location');
-  return fs.existsSync(location) ? fs.readFileSync(location, 'utf8').trim() : path.join(dataDir, 'pg');
 }
 
 /** The whole shutdown, including the apps' drain, fits in this; what is left then is killed. */

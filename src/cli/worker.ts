@@ -4,6 +4,7 @@
  * ones and restarts the dead ones of every deployment with an active revision, so replacing a worker never takes an
  * app down. `graphx start`, a developer's foreground stack, stops its apps with it instead.
  */
+import fs from 'node:fs';
 import { loadConfig, ConfigError } from '../config';
 import { createDb } from '../db/knex';
 import { applyLogLevel, logger } from '../logger';
@@ -11,7 +12,14 @@ import { loadSecretKey, SecretBox } from '../security/secretBox';
 import { chooseTarget } from '../targets/choose';
 import { startWorker } from '../worker';
 
-export async function runWorkerCommand(): Promise<void> {
+export interface WorkerCommandOptions {
+  /** Written with the metrics URL once the worker polls (how `graphx start` knows its worker is up). */
+  readyFile?: string;
+  /** The `graphx start` that runs this worker: when it is gone, this worker shuts down too. */
+  stackPid?: string;
+}
+
+export async function runWorkerCommand(options: WorkerCommandOptions = {}): Promise<void> {
   const config = loadConfig();
   applyLogLevel(config);
   if (!config.databaseUrl) throw new ConfigError('DATABASE_URL must be set for `graphx worker` (it does not start PostgreSQL).');
@@ -32,7 +40,11 @@ export async function runWorkerCommand(): Promise<void> {
   // Only a worker that rolls out (control queue) supervises apps.
   if (config.workerQueues.includes('control')) await target.restoreActiveInstances();
   logger.info({ temporal: config.temporalAddress, metrics: worker.metricsUrl }, 'worker running');
+  if (options.readyFile) fs.writeFileSync(options.readyFile, worker.metricsUrl ?? '');
+  let stopping = false;
   const shutdown = async () => {
+    if (stopping) return;
+    stopping = true;
     await worker.shutdown();
     await chosen.closeEngine();
     await db.destroy();
@@ -40,4 +52,10 @@ export async function runWorkerCommand(): Promise<void> {
   };
   process.on('SIGINT', () => void shutdown());
   process.on('SIGTERM', () => void shutdown());
+  // A stack's worker does not outlive its stack (SIGKILLed, it cannot stop us): its next start takes over the apps.
+  if (options.stackPid) {
+    setInterval(() => {
+      if (process.ppid !== Number(options.stackPid)) void shutdown();
+    }, 500).unref();
+  }
 }

@@ -59,6 +59,11 @@ export interface GraphxConfig {
   /** Public base URL of the control plane, used in OAuth redirect URIs (GRAPHX_PUBLIC_URL). */
   publicUrl: string;
   /**
+   * Where the stack's own processes reach the control-plane API: a worker's app instances of the process runner
+   * (GRAPHX_INTERNAL_API_URL; default the public URL). `graphx start` gives its worker the API's loopback address.
+   */
+  internalApiUrl: string;
+  /**
    * Where builds and apps run (GRAPHX_RUNNER): `container`, `process` (host processes, not isolated), or `auto`
    * (the default: containers when an engine answers, else processes; resolved at start by src/targets/choose.ts).
    */
@@ -77,6 +82,11 @@ export interface GraphxConfig {
   temporalTls: TemporalTlsSettings | null;
   /** Temporal Cloud API key (TEMPORAL_API_KEY); implies TLS. Never logged. */
   temporalApiKey: string | null;
+  /**
+   * The settings this configuration was read from (defaults, file, environment and overrides merged, by variable
+   * name): what a child process of the stack (its worker) is given as GRAPHX_CONFIG_FILE so it reads the same.
+   */
+  settings: Readonly<Record<string, string>>;
 }
 
 /** TLS of the Temporal connection (TEMPORAL_TLS and TEMPORAL_TLS_*): files are read when a connection is made. */
@@ -132,6 +142,9 @@ const schema = Joi.object({
     .default('registry.npmjs.org,registry.yarnpkg.com,repo.yarnpkg.com'),
   GRAPHX_LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').required(),
   GRAPHX_PUBLIC_URL: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .empty(''),
+  GRAPHX_INTERNAL_API_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
     .empty(''),
   GRAPHX_RUNNER: Joi.string().valid('container', 'process', 'auto').default('auto'),
@@ -216,6 +229,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     buildRegistryHosts: String(v.GRAPHX_BUILD_REGISTRY_HOSTS).split(','),
     logLevel: v.GRAPHX_LOG_LEVEL,
     publicUrl: v.GRAPHX_PUBLIC_URL ?? `http://${v.GRAPHX_HOST}:${v.PORT}`,
+    internalApiUrl: v.GRAPHX_INTERNAL_API_URL ?? v.GRAPHX_PUBLIC_URL ?? `http://${v.GRAPHX_HOST}:${v.PORT}`,
     runner: v.GRAPHX_RUNNER,
     containerSocket: v.GRAPHX_CONTAINER_SOCKET ?? null,
     containerStoreDir: path.resolve(v.GRAPHX_CONTAINER_STORE ?? path.join(dataDir, 'containers', 'store')),
@@ -224,6 +238,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     workerMetricsPort: v.GRAPHX_WORKER_METRICS_PORT,
     temporalSdkMetrics: v.GRAPHX_TEMPORAL_SDK_METRICS,
     ...temporalSecurity(v),
+    settings: Object.freeze(
+      Object.fromEntries(
+        Object.entries(raw)
+          .filter(([name]) => configVariables().includes(name) && name !== 'GRAPHX_CONFIG_FILE')
+          .map(([name, value]) => [name, String(value)]),
+      ),
+    ),
   });
 }
 

@@ -16,6 +16,8 @@ import { ContainerToolsMissing, findExecutable } from './toolCheck';
 
 export interface OpenedEngine {
   engine: ContainerEngine;
+  /** The Docker Engine API socket it answers on (a child process of the stack is given the same). */
+  socketPath: string;
   /** Stops the podman service when this process started it. */
   close: () => Promise<void>;
 }
@@ -29,12 +31,12 @@ export async function openContainerEngine(config: GraphxConfig, options: { takeO
   if (config.containerSocket) {
     const engine = new DockerEngine(config.containerSocket, files.ulimits);
     await engine.ping();
-    return { engine, close: async () => {} };
+    return { engine, socketPath: config.containerSocket, close: async () => {} };
   }
   const service = await ensurePodmanService(files, { takeOver: options.takeOver });
   const engine = new DockerEngine(service.socketPath, files.ulimits);
   await engine.ping();
-  return { engine, close: service.stop };
+  return { engine, socketPath: service.socketPath, close: service.stop };
 }
 
 /**

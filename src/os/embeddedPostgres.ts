@@ -26,6 +26,8 @@ export interface EmbeddedPostgresHandle {
 export interface EmbeddedPostgresOptions {
   /** Restart the server when it dies on its own (default true). */
   supervise?: boolean;
+  /** Told the postmaster's pid at each start (the stack records it for a start after a crash). */
+  onLaunch?: (pid: number | undefined) => void;
 }
 
 const USER = 'postgres';
@@ -70,6 +72,7 @@ export async function startEmbeddedPostgres(
     },
     stopSignal: 'SIGINT',
     supervise: options.supervise,
+    onLaunch: options.onLaunch,
     waitReady: (_child, exited) =>
       waitFor(
         `PostgreSQL on port ${port}`,
@@ -151,4 +154,10 @@ function tail(file: string): string {
   } catch {
     return '';
   }
+}
+
+/** Where the embedded cluster is: `<dataDir>/pg`, or where it was moved to for the postgres user (postgresPlacement). */
+export function embeddedClusterDir(dataDir: string): string {
+  const location = path.join(dataDir, 'pg.location');
+  return fs.existsSync(location) ? fs.readFileSync(location, 'utf8').trim() : path.join(dataDir, 'pg');
 }

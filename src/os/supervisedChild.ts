@@ -15,6 +15,10 @@ export interface SupervisedChildOptions {
   /** stdio and detached are set here: output goes to `logFile` (opened anew at each start), else nowhere. */
   spawnOptions: Omit<SpawnOptions, 'stdio' | 'detached'>;
   logFile?: string;
+  /** Output to this process's stdout and stderr instead of a file (a worker's JSON log lines). */
+  inheritOutput?: boolean;
+  /** Called with the pid of each process started (the first and every restart): the stack records it. */
+  onLaunch?: (pid: number | undefined) => void;
   /** Resolves once the freshly started process serves; rejects (or throws) if it never does. */
   waitReady: (child: ChildProcess, exited: () => boolean) => Promise<void>;
   /** Signal of a clean, quick stop (PostgreSQL: SIGINT, its "fast" shutdown). */
@@ -49,13 +53,14 @@ export async function startSupervisedChild(options: SupervisedChildOptions): Pro
 
   const launch = async (): Promise<void> => {
     exited = false;
-    const log = options.logFile ? fs.openSync(options.logFile, 'a') : 'ignore';
+    const log = options.inheritOutput ? 'inherit' : options.logFile ? fs.openSync(options.logFile, 'a') : 'ignore';
     try {
       child = spawn(options.command, options.args, { ...options.spawnOptions, stdio: ['ignore', log, log], detached: true });
     } finally {
       if (typeof log === 'number') fs.closeSync(log);
     }
     child.on('error', () => {});
+    options.onLaunch?.(child.pid);
     const current = child;
     let ready = false;
     exitPromise = new Promise<void>((resolve) =>

@@ -20,6 +20,8 @@ export interface ChosenTarget {
   target: ContainerTarget | LocalTarget;
   /** The engine when the runner is `container` (the build side uses it too). */
   engine: ContainerEngine | null;
+  /** Its Docker Engine API socket (null with the process runner). */
+  engineSocket: string | null;
   /** The revision images (base and runtime image ready) when the runner is `container` and they were asked for. */
   images: RevisionImages | undefined;
   /** Stops the engine service this process started (containers keep running) and unmounts what it left. */
@@ -55,6 +57,7 @@ export async function chooseTarget(
     runner: 'process',
     target: new LocalTarget({ config, db, secretBox }),
     engine: null,
+    engineSocket: null,
     images: undefined,
     closeEngine: async () => {},
   };
@@ -80,6 +83,7 @@ async function openContainerRunner(
     runner: 'container',
     target: new ContainerTarget({ config, db, secretBox, engine: opened.engine }),
     engine: opened.engine,
+    engineSocket: opened.socketPath,
     images,
     closeEngine: opened.close,
   };

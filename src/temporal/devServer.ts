@@ -33,6 +33,8 @@ export interface DevServerOptions {
   supervise?: boolean;
   /** Extra environment (the stack names its data dir there, so its processes can be found). */
   env?: Record<string, string>;
+  /** Told the server's pid at each start (the stack records it for a start after a crash). */
+  onLaunch?: (pid: number | undefined) => void;
 }
 
 export class TemporalCliNotFoundError extends Error {
@@ -78,6 +80,7 @@ export async function startTemporalDevServer(options: DevServerOptions): Promise
     spawnOptions: { env: { ...process.env, ...options.env } },
     stopSignal: 'SIGTERM',
     supervise: options.supervise,
+    onLaunch: options.onLaunch,
     waitReady: async (_child, exited) => {
       try {
         await waitFor(

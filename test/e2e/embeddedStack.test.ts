@@ -150,7 +150,10 @@ describe('graphx start (embedded stack)', () => {
       expect(started.output()).toContain('PostgreSQL:    external (DATABASE_URL)');
       expect(fs.existsSync(path.join(dataDir, 'pg'))).toBe(false);
       expect(fs.existsSync(path.join(dataDir, 'temporal.sqlite'))).toBe(false);
-      expect(processesMentioning(dataDir)).toEqual([]);
+      // Only the stack's own worker process (it runs apart from the API) names the data dir.
+      expect(processesMentioning(dataDir).map((line) => line.replace(/^\d+ /, '').split(' --')[0])).toEqual([
+        `${process.execPath} ${path.join(root, 'bin', 'graphx.js')} worker`,
+      ]);
       const response = await fetch(`http://127.0.0.1:${started.ports.PORT}/v2/deployments`, {
         headers: { 'X-Api-Key': 'gx_external-bootstrap-key-for-tests' },
       });

@@ -167,6 +167,10 @@ export class ContainerInstances implements InstanceRunner {
     return info?.state === 'running';
   }
 
+  async ownsRow(row: InstanceRow): Promise<boolean> {
+    return (await this.deps.engine.inspectContainer(containerName(row.id))) !== null;
+  }
+
   async isHealthy(row: InstanceRow): Promise<boolean> {
     return (await checkOk(row.port)) && (await this.isAlive(row));
   }

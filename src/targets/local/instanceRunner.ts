@@ -27,6 +27,8 @@ export interface InstanceRunner {
   canRun(spec: RevisionSpec): Promise<boolean>;
   /** Called once every instance of a deployment is stopped (delete): frees what the runner kept per deployment. */
   deploymentStopped?(deploymentId: string): Promise<void>;
+  /** True when the row's instance was started by this stack (its data dir's processes, its engine's containers). */
+  ownsRow(row: InstanceRow): Promise<boolean>;
   /** Ids of the instances this process supervises. */
   supervisedIds(): string[];
   /** Hurries the stops under way (a drain may wait up to its timeout): each gets `graceMs`, then SIGKILL. */

@@ -55,7 +55,7 @@ export class InstanceTarget implements DeploymentTarget {
     makeRunner: (hooks: RunnerHooks) => InstanceRunner,
   ) {
     this.timings = { ...DEFAULT_TIMINGS, ...options.timings };
-    this.controlPlaneUrl = options.config.publicUrl;
+    this.controlPlaneUrl = options.config.internalApiUrl;
     this.instances = makeRunner({
       controlPlaneUrl: () => this.controlPlaneUrl,
       onDeath: (row) => {
@@ -241,6 +241,17 @@ export class InstanceTarget implements DeploymentTarget {
         if (leftovers.length > 0) await drainOldInstances(db, this.instances, deploymentId, this.timings, quietProgress);
       },
     );
+  }
+
+  /**
+   * Stops every live instance this stack started, whichever process supervises it: `graphx start`'s stop, whose
+   * worker (a process of its own) leaves its apps running when it exits. Each gets `graceMs`, then SIGKILL.
+   */
+  async stopEveryInstance(graceMs = 10_000): Promise<void> {
+    const rows: InstanceRow[] = await this.options.db('local_instances').whereNot({ status: 'stopped' });
+    const owned = await Promise.all(rows.map(async (row) => ((await this.instances.ownsRow(row)) ? row : null)));
+    await Promise.all(owned.filter((row): row is InstanceRow => row !== null).map((row) => this.instances.stop(row, graceMs)));
+    this.instances.close();
   }
 
   /**

@@ -138,6 +138,10 @@ export class InstanceManager implements InstanceRunner {
     return !!row.pid && isProcessAlive(row.pid);
   }
 
+  async ownsRow(row: InstanceRow): Promise<boolean> {
+    return row.stdout_file.startsWith(path.join(this.deps.config.dataDir, 'instances') + path.sep);
+  }
+
   async describeDeath(row: InstanceRow): Promise<string> {
     return `Instance on port ${row.port} (pid ${row.pid}) exited; starting a replacement.`;
   }
