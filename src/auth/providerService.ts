@@ -54,6 +54,7 @@ export class ProviderService {
         providerType: body.provider_type,
         mcpServerUrl: null,
         isDynamicClient: false,
+        webhookSecretEncrypted: body.webhook_secret ? this.deps.secretBox.encrypt(body.webhook_secret) : null,
       });
       return providerView(created);
     } catch (error) {
@@ -87,6 +88,7 @@ export class ProviderService {
       tokenUrl: body.token_url ?? undefined,
       usesPkce: body.uses_pkce ?? undefined,
       codeChallengeMethod: body.code_challenge_method ?? undefined,
+      webhookSecretEncrypted: body.webhook_secret ? this.deps.secretBox.encrypt(body.webhook_secret) : undefined,
     });
     if (!updated) throw providerNotFound(providerId);
     return providerView(updated);

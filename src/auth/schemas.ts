@@ -23,7 +23,15 @@ export interface ProviderCreateBody {
   code_challenge_method: string;
   token_endpoint_auth_method: (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number];
   provider_type: (typeof PROVIDER_TYPES)[number] | null;
+  webhook_secret?: string | null;
 }
+
+/** The secret a code-hosting app signs its webhook deliveries with (write-only: never returned). */
+const webhookSecret = Joi.string()
+  .min(8)
+  .max(2000)
+  .allow(null)
+  .description('Secret the code-hosting app signs webhook deliveries with (HMAC-SHA256); write-only.');
 
 export const providerCreateBody = Joi.object<ProviderCreateBody>({
   provider_id: providerSlug.required(),
@@ -43,6 +51,7 @@ export const providerCreateBody = Joi.object<ProviderCreateBody>({
     .valid(...PROVIDER_TYPES)
     .allow(null)
     .default(null),
+  webhook_secret: webhookSecret,
 }).required();
 
 export interface ProviderUpdateBody {
@@ -56,6 +65,7 @@ export interface ProviderUpdateBody {
   provider_id?: string;
   provider_type?: string | null;
   token_endpoint_auth_method?: string;
+  webhook_secret?: string | null;
 }
 
 /** Null means "leave as is". The immutable fields are accepted only to answer a clear 400 when they differ. */
@@ -72,6 +82,7 @@ export const providerUpdateBody = Joi.object<ProviderUpdateBody>({
   provider_id: Joi.string(),
   provider_type: Joi.string().allow(null),
   token_endpoint_auth_method: Joi.string(),
+  webhook_secret: webhookSecret,
 }).required();
 
 export const providerResponse = Joi.object({
@@ -90,6 +101,9 @@ export const providerResponse = Joi.object({
   mcp_server_url: Joi.string().allow(null),
   token_endpoint_auth_method: Joi.string().valid(...TOKEN_ENDPOINT_AUTH_METHODS),
   is_dynamic_client: Joi.boolean(),
+  has_webhook_secret: Joi.boolean().description(
+    'Whether push webhooks (POST /v1/integrations/codehost/webhook/{id}) can be verified.',
+  ),
 });
 
 export const providerParams = Joi.object({ provider_id: providerSlug.required() });

@@ -20,6 +20,7 @@ export function providerView(provider: OAuthProviderRecord) {
     mcp_server_url: provider.mcpServerUrl,
     token_endpoint_auth_method: provider.tokenEndpointAuthMethod,
     is_dynamic_client: provider.isDynamicClient,
+    has_webhook_secret: provider.webhookSecretEncrypted !== null,
   };
 }
 

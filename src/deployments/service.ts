@@ -245,13 +245,18 @@ export class DeploymentService {
     return deploymentView(deployment, latest, latest ? this.secretsForView(latest) : [], this.deps.config.unusedAfterDays);
   }
 
-  private async addRevision(
+  /**
+   * A new revision and its outbox row (call inside the caller's transaction, then `pokeOutboxRelays()`). `commitSha`:
+   * the commit to build instead of the ref's tip (a redeploy's, a push's).
+   */
+  async addRevision(
     trx: DbOrTx,
     deployment: Pick<DeploymentRecord, 'id' | 'tenantId' | 'name' | 'source'>,
     sourceConfig: SourceConfig,
     revisionConfig: SourceRevisionConfig,
     secrets: Secret[],
     redeployedFrom: Pick<RevisionRecord, 'id' | 'repoCommitSha'> | null = null,
+    commitSha: string | null = null,
   ): Promise<RevisionRecord> {
     const revision = await new RevisionRepository(trx).insert({
       id: crypto.randomUUID(),
@@ -262,7 +267,7 @@ export class DeploymentService {
       sourceRevisionConfig: revisionConfig,
       secretsEncrypted: this.deps.secretBox.encrypt(JSON.stringify(secrets)),
       redeployedFromRevisionId: redeployedFrom?.id ?? null,
-      repoCommitSha: redeployedFrom?.repoCommitSha ?? null,
+      repoCommitSha: redeployedFrom?.repoCommitSha ?? commitSha,
     });
     await new DeploymentRepository(trx).update(deployment.id, { latestRevisionId: revision.id });
     const message: OutboxMessage = {

@@ -20,9 +20,12 @@ export function answerClientErrorsWithJson(server: http.Server): void {
     }
     const status = STATUS_BY_CODE[error.code ?? ''] ?? 400;
     const body = JSON.stringify({ detail: http.STATUS_CODES[status] ?? 'Bad Request' });
+    // The answer to HEAD has the headers of a body but none (a client reads any bytes after them as garbage).
+    const rawPacket = (error as { rawPacket?: Buffer }).rawPacket;
+    const head = rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
     socket.end(
       `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
     );
   });
 }

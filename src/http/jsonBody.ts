@@ -32,7 +32,8 @@ export function jsonBodyMiddleware(options: { deferErrors?: boolean; maxBytes?: 
       }
       throw error;
     }
-    if (options.deferErrors) ctx.state.rawBody = raw;
+    // Kept as read: custom routes of an app read it, and a webhook's signature is over these exact bytes.
+    ctx.state.rawBody = raw;
     if (raw.trim() === '') {
       ctx.state.body = undefined;
       return next();

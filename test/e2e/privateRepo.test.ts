@@ -4,6 +4,7 @@
  * integration the build stage fails with a clear message; the token appears in no log, revision field or file.
  */
 import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { getIntegrationCloneToken } from '../../src/auth/integrationCredentials';
@@ -128,6 +129,91 @@ describe('deployments from a private repository through a code-host integration'
     expect(filesMentioning(buildDir, token)).toEqual([]);
     expect(filesMentioning(buildDir, basic)).toEqual([]);
   });
+
+  it('a signed push webhook builds each build_on_push deployment following the pushed ref at the pushed commit; a redelivery creates nothing; a bad signature is 401', async () => {
+    const secret = 'webhook-secret-for-tests';
+    expect((await pipeline.api('PATCH', '/v2/auth/providers/codehost', { webhook_secret: secret })).body.has_webhook_secret).toBe(
+      true,
+    );
+    const providerId = (await pipeline.api('GET', '/v2/auth/providers/codehost')).body.id as string;
+    const create = async (name: string, buildOnPush: boolean, repoRef = 'main') => {
+      const created = await pipeline.api(
+        'POST',
+        '/v2/deployments',
+        codehostDeployment(name, repoUrl, {
+          sourceConfig: { integration_id: integrationId, build_on_push: buildOnPush },
+          repoRef,
+        }),
+      );
+      expect(created.status).toBe(201);
+      return { id: created.body.id as string, revisionId: created.body.latest_revision_id as string };
+    };
+    const follower = await create('push-follower', true);
+    const manual = await create('push-manual', false);
+    await pipeline.waitForRevision(follower.id, follower.revisionId, settled);
+    await pipeline.waitForRevision(manual.id, manual.revisionId, settled);
+    const revisionsOf = async (id: string) =>
+      (await pipeline.api('GET', `/v2/deployments/${id}/revisions`)).body.resources.length;
+
+    // A developer pushes to main on the code host.
+    const bare = path.join(pipeline.dataDir, 'code-host', 'private-app.git');
+    const work = createGitRepo(null);
+    work.git('fetch', '-q', bare, 'main');
+    work.git('reset', '-q', '--hard', 'FETCH_HEAD');
+    work.commit('answer with pushed:', {
+      'src/graph.js': fs.readFileSync(path.join(work.dir, 'src', 'graph.js'), 'utf8').replace('`echo: ${', '`pushed: ${'),
+    });
+    const sha = work.head();
+    work.git('push', '-q', bare, 'HEAD:main');
+
+    const payload = JSON.stringify({
+      ref: 'refs/heads/main',
+      after: sha,
+      repository: { clone_url: repoUrl, html_url: repoUrl.replace(/\.git$/, '') },
+      installation: { id: 4242 },
+    });
+    const deliver = (signedWith: string, delivery: string) =>
+      fetch(`${pipeline.stack.apiUrl}/v1/integrations/codehost/webhook/${providerId}`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          'X-GitHub-Event': 'push',
+          'X-GitHub-Delivery': delivery,
+          'X-Hub-Signature-256': `sha256=${crypto.createHmac('sha256', signedWith).update(payload).digest('hex')}`,
+        },
+        body: payload,
+      });
+    const forged = await deliver('not-the-secret', 'delivery-0');
+    expect(forged.status).toBe(401);
+    expect(await forged.json()).toEqual({ detail: 'Invalid webhook signature.' });
+
+    const delivered = await deliver(secret, 'delivery-1');
+    expect(delivered.status).toBe(202);
+    const outcome = (await delivered.json()) as { revisions: Array<{ deployment_id: string; revision_id: string }> };
+    expect(outcome.revisions.map((revision) => revision.deployment_id)).toEqual([follower.id]);
+    const built = outcome.revisions[0]!.revision_id;
+    await pipeline.waitForRevision(follower.id, built, settled);
+    const revision = (await pipeline.api('GET', `/v2/deployments/${follower.id}/revisions/${built}`)).body;
+    expect({ status: revision.status, sha: revision.source_revision_config.repo_commit_sha }).toEqual({
+      status: 'DEPLOYED',
+      sha,
+    });
+    const deployment = (await pipeline.api('GET', `/v2/deployments/${follower.id}`)).body;
+    const events = await readSse(
+      await fetch(`${deployment.url}/runs/stream`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Api-Key': pipeline.apiKey },
+        body: JSON.stringify({ assistant_id: 'agent', input: { input: 'hook' }, stream_mode: 'updates' }),
+      }),
+    );
+    expect(events).toContainEqual({ event: 'updates', data: { respond: { echo: 'pushed: hook' } } });
+
+    const redelivered = await deliver(secret, 'delivery-1');
+    expect(redelivered.status).toBe(202);
+    expect(await redelivered.json()).toMatchObject({ duplicate: true, revisions: [] });
+    expect(await revisionsOf(follower.id)).toBe(2);
+    expect(await revisionsOf(manual.id)).toBe(1);
+  }, 300_000);
 
   it('fails at the build stage with a message naming the repository when the integration is missing', async () => {
     const created = await pipeline.api('POST', '/v2/deployments', codehostDeployment('private-app-no-token', repoUrl));

@@ -7,6 +7,7 @@ import * as authAttemptOutcome from './20261124000500_auth_attempt_outcome';
 import * as deploymentRouteKey from './20261124000600_deployment_route_key';
 import * as runLatencyBigint from './20261124001000_run_latency_bigint';
 import * as revisionImage from './20261124001200_revision_image';
+import * as pushWebhooks from './20261125000100_push_webhooks';
 
 export const migrations: Record<string, Knex.Migration> = {
   '20261123000000_core_schema': coreSchema,
@@ -16,4 +17,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261124000600_deployment_route_key': deploymentRouteKey,
   '20261124001000_run_latency_bigint': runLatencyBigint,
   '20261124001200_revision_image': revisionImage,
+  '20261125000100_push_webhooks': pushWebhooks,
 };

@@ -111,6 +111,23 @@ export class DeploymentRepository {
     return row ? toDeployment(row) : null;
   }
 
+  /**
+   * The live `codehost` deployments of these tenants that build on push (`source_config.build_on_push`), locked for
+   * the revisions a push creates.
+   */
+  async buildingOnPush(tenantIds: string[]): Promise<DeploymentRecord[]> {
+    if (tenantIds.length === 0) return [];
+    const rows = await this.db('deployments')
+      .whereIn('tenant_id', tenantIds)
+      .where({ source: 'codehost' })
+      .whereNull('deleted_at')
+      .whereNot({ status: 'AWAITING_DELETE' })
+      .whereRaw("(source_config->>'build_on_push')::boolean IS TRUE")
+      .orderBy('created_at')
+      .forUpdate();
+    return rows.map(toDeployment);
+  }
+
   /** A live deployment with its latest revision, in one query (GET deployment, which CI polls). */
   async findWithLatestRevision(
     tenantId: string,

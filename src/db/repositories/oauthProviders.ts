@@ -18,6 +18,8 @@ export interface OAuthProviderRecord {
   providerType: string | null;
   mcpServerUrl: string | null;
   isDynamicClient: boolean;
+  /** The secret its webhook deliveries are signed with, encrypted; null: none set (push webhooks refused). */
+  webhookSecretEncrypted: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -26,7 +28,14 @@ export interface OAuthProviderRecord {
 export type OAuthProviderChanges = Partial<
   Pick<
     OAuthProviderRecord,
-    'name' | 'clientId' | 'clientSecretEncrypted' | 'authUrl' | 'tokenUrl' | 'usesPkce' | 'codeChallengeMethod'
+    | 'name'
+    | 'clientId'
+    | 'clientSecretEncrypted'
+    | 'authUrl'
+    | 'tokenUrl'
+    | 'usesPkce'
+    | 'codeChallengeMethod'
+    | 'webhookSecretEncrypted'
   >
 >;
 
@@ -46,6 +55,7 @@ export function toOAuthProvider(row: Record<string, any>): OAuthProviderRecord {
     providerType: row.provider_type,
     mcpServerUrl: row.mcp_server_url,
     isDynamicClient: row.is_dynamic_client,
+    webhookSecretEncrypted: row.webhook_secret_encrypted ?? null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -59,6 +69,7 @@ const COLUMN_OF: Record<keyof OAuthProviderChanges, string> = {
   tokenUrl: 'token_url',
   usesPkce: 'uses_pkce',
   codeChallengeMethod: 'code_challenge_method',
+  webhookSecretEncrypted: 'webhook_secret_encrypted',
 };
 
 export class OAuthProviderRepository {
@@ -82,6 +93,7 @@ export class OAuthProviderRepository {
         provider_type: provider.providerType,
         mcp_server_url: provider.mcpServerUrl,
         is_dynamic_client: provider.isDynamicClient,
+        webhook_secret_encrypted: provider.webhookSecretEncrypted,
       })
       .returning('*');
     return toOAuthProvider(row);
@@ -90,6 +102,12 @@ export class OAuthProviderRepository {
   /** The tenant's provider with that slug, or null (another tenant's reads as missing). */
   async findBySlug(tenantId: string, providerId: string): Promise<OAuthProviderRecord | null> {
     const row = await this.db('oauth_providers').where({ tenant_id: tenantId, provider_id: providerId }).first();
+    return row ? toOAuthProvider(row) : null;
+  }
+
+  /** A provider by its id whatever its tenant (a webhook delivery names only the provider; its signature decides). */
+  async findByIdOfAnyTenant(id: string): Promise<OAuthProviderRecord | null> {
+    const row = await this.db('oauth_providers').where({ id }).first();
     return row ? toOAuthProvider(row) : null;
   }
 

@@ -42,6 +42,7 @@ describe('OAuth providers API', () => {
       mcp_server_url: null,
       token_endpoint_auth_method: 'client_secret_post',
       is_dynamic_client: false,
+      has_webhook_secret: false,
     });
     expect(created.text).not.toContain('very-secret-value-1');
   });
