@@ -16,6 +16,11 @@ export interface GraphxConfig {
   host: string;
   /** Port of the gateway in front of deployed apps (GRAPHX_GATEWAY_PORT). */
   gatewayPort: number;
+  /**
+   * Public base URL of the gateway, an origin (GRAPHX_GATEWAY_PUBLIC_URL): deployment URLs are `<it>/<name>` and the
+   * apps build their links on it. Null: the gateway's own `http://127.0.0.1:<port>`.
+   */
+  gatewayPublicUrl: string | null;
   /** The largest request body the gateway forwards to an app (GRAPHX_GATEWAY_MAX_BODY_BYTES); larger ones are a 413. */
   gatewayMaxBodyBytes: number;
   /** Absolute data directory (GRAPHX_DATA_DIR): embedded PostgreSQL, Temporal SQLite file, builds, keys. */
@@ -106,6 +111,10 @@ const schema = Joi.object({
   PORT: Joi.number().integer().min(0).max(65535).required(),
   GRAPHX_HOST: Joi.string().hostname().required(),
   GRAPHX_GATEWAY_PORT: Joi.number().integer().min(0).max(65535).required(),
+  GRAPHX_GATEWAY_PUBLIC_URL: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .pattern(/^https?:\/\/[^/?#]+\/?$/, 'an origin (scheme, host and port; no path)')
+    .empty(''),
   GRAPHX_GATEWAY_MAX_BODY_BYTES: Joi.number()
     .integer()
     .min(1024)
@@ -209,6 +218,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     host: v.GRAPHX_HOST,
     gatewayPort: v.GRAPHX_GATEWAY_PORT,
     gatewayMaxBodyBytes: v.GRAPHX_GATEWAY_MAX_BODY_BYTES,
+    gatewayPublicUrl: v.GRAPHX_GATEWAY_PUBLIC_URL ? String(v.GRAPHX_GATEWAY_PUBLIC_URL).replace(/\/+$/, '') : null,
     dataDir,
     databaseUrl: v.DATABASE_URL ?? null,
     temporalAddress: v.TEMPORAL_ADDRESS ?? null,

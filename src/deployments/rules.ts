@@ -108,3 +108,20 @@ export function mergeSecrets(stored: Secret[], incoming: Secret[]): Secret[] {
     return kept;
   });
 }
+
+/**
+ * A custom_url as stored: null, or an http(s) URL whose host is a host of its own (the gateway routes requests for it
+ * to the deployment), never a loopback name or the gateway's public host, which route by path.
+ * @throws InputError naming the URL.
+ */
+export function checkCustomUrl(config: GraphxConfig, url: string | null | undefined): string | null {
+  if (!url) return null;
+  const host = new URL(url).hostname.toLowerCase();
+  const gatewayHost = config.gatewayPublicUrl ? new URL(config.gatewayPublicUrl).hostname.toLowerCase() : null;
+  if (/^(localhost|127\.\d+\.\d+\.\d+|\[::1\]|0\.0\.0\.0)$/.test(host) || host === gatewayHost) {
+    throw new InputError(
+      `custom_url ${url} must name a host of its own: the gateway's own address (${gatewayHost ?? 'loopback'}) routes by path.`,
+    );
+  }
+  return url;
+}

@@ -75,7 +75,11 @@ const sourceConfigFields = {
   integration_id: Joi.string().guid().allow(null),
   repo_url: Joi.string().max(2000).allow(null),
   build_on_push: Joi.boolean().allow(null),
-  custom_url: Joi.string().max(2000).allow(null),
+  custom_url: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .max(2000)
+    .allow(null)
+    .description('An extra address of the deployment: the gateway routes requests for its host to it.'),
   resource_spec: resourceSpecSchema.allow(null),
   listener_id: Joi.string().guid().allow(null),
   listener_config: Joi.object({ k8s_namespace: Joi.string().max(63).allow(null) }).allow(null),

@@ -16,6 +16,7 @@ import {
   assertImmutableUnchanged,
   assertSecretsAllowed,
   assertSourceAllowed,
+  checkCustomUrl,
   checkSourceConfiguration,
   mergeSecrets,
 } from './rules';
@@ -32,6 +33,12 @@ export interface DeploymentServiceDeps {
 const PG_UNIQUE_VIOLATION = '23505';
 /** The partial unique index on the gateway path of live deployments (migration deployment_route_key). */
 const ROUTE_KEY_INDEX = 'deployments_route_key_live';
+/** The partial unique index on the host of live deployments' custom_url (migration custom_url_host). */
+const CUSTOM_URL_INDEX = 'deployments_custom_url_host_live';
+
+function customUrlTaken(url: string | null | undefined): ConflictError {
+  return new ConflictError(`custom_url ${url} names a host another deployment is reached at.`);
+}
 
 /** Secret names by ciphertext (see `secretsForView`); values are never kept. Bounded, oldest dropped first. */
 const secretNamesByCiphertext = new Map<string, Secret[]>();
@@ -50,10 +57,10 @@ export class DeploymentService {
       request.source_revision_config,
     );
     assertSecretsAllowed(request.secrets);
-    // For codehost the server fills custom_url (it is the deployment's URL).
+    // custom_url is an extra host the gateway routes to the deployment (unique among live deployments: an index).
     const sourceConfig: SourceConfig = {
       ...request.source_config,
-      custom_url: request.source === 'codehost' ? null : request.source_config.custom_url,
+      custom_url: checkCustomUrl(config, request.source_config.custom_url),
     };
 
     const deploymentId = crypto.randomUUID();
@@ -98,6 +105,7 @@ export class DeploymentService {
       } catch (error) {
         const { code, constraint } = error as { code?: string; constraint?: string };
         if (code === PG_UNIQUE_VIOLATION && constraint === ROUTE_KEY_INDEX && attempt < 2) continue;
+        if (code === PG_UNIQUE_VIOLATION && constraint === CUSTOM_URL_INDEX) throw customUrlTaken(sourceConfig.custom_url);
         if (code === PG_UNIQUE_VIOLATION) {
           throw new ConflictError(`A deployment or tracing project named '${request.name}' already exists.`);
         }
@@ -125,60 +133,71 @@ export class DeploymentService {
   }
 
   async patch(tenantId: string, deploymentId: string, request: PatchDeploymentRequest): Promise<Record<string, unknown>> {
-    await this.deps.db.transaction(async (trx) => {
-      const deployments = new DeploymentRepository(trx);
-      const deployment = await deployments.find(tenantId, deploymentId, { forUpdate: true });
-      if (!deployment) throw deploymentNotFound(deploymentId);
-      if (deployment.status === 'AWAITING_DELETE') throw new ConflictError(`Deployment ID ${deploymentId} is being deleted.`);
-      for (const field of ['name', 'source'] as const) {
-        const value = request[field];
-        if (value !== undefined && value !== null && value !== deployment[field]) {
-          throw new InputError(`Field '${field}' cannot be changed after creation.`);
+    await this.deps.db
+      .transaction(async (trx) => {
+        const deployments = new DeploymentRepository(trx);
+        const deployment = await deployments.find(tenantId, deploymentId, { forUpdate: true });
+        if (!deployment) throw deploymentNotFound(deploymentId);
+        if (deployment.status === 'AWAITING_DELETE') throw new ConflictError(`Deployment ID ${deploymentId} is being deleted.`);
+        for (const field of ['name', 'source'] as const) {
+          const value = request[field];
+          if (value !== undefined && value !== null && value !== deployment[field]) {
+            throw new InputError(`Field '${field}' cannot be changed after creation.`);
+          }
         }
-      }
-      const patchConfig = request.source_config ?? {};
-      assertImmutableUnchanged(deployment.sourceConfig, patchConfig);
-      const sourceConfig: SourceConfig = { ...deployment.sourceConfig };
-      for (const [key, value] of Object.entries(patchConfig)) {
-        // null means "not given" (clients echo GET bodies); resource_spec replaces as a whole.
-        if (value !== null && value !== undefined && key !== 'custom_url') (sourceConfig as Record<string, unknown>)[key] = value;
-      }
-      if (deployment.source !== 'codehost' && patchConfig.custom_url) sourceConfig.custom_url = patchConfig.custom_url;
+        const patchConfig = request.source_config ?? {};
+        assertImmutableUnchanged(deployment.sourceConfig, patchConfig);
+        const sourceConfig: SourceConfig = { ...deployment.sourceConfig };
+        for (const [key, value] of Object.entries(patchConfig)) {
+          // null means "not given" (clients echo GET bodies); resource_spec replaces as a whole.
+          if (value !== null && value !== undefined && key !== 'custom_url')
+            (sourceConfig as Record<string, unknown>)[key] = value;
+        }
+        // A GET body echoed back carries the gateway URL the server shows as custom_url: that is no change.
+        if (patchConfig.custom_url && patchConfig.custom_url !== deployment.url) {
+          sourceConfig.custom_url = checkCustomUrl(this.deps.config, patchConfig.custom_url);
+        }
 
-      const latest = deployment.latestRevisionId
-        ? await new RevisionRepository(trx).find(deploymentId, deployment.latestRevisionId)
-        : null;
-      const revisionPatch = Object.fromEntries(
-        Object.entries(request.source_revision_config ?? {}).filter(([, value]) => value !== null && value !== undefined),
-      ) as SourceRevisionConfig;
-      // What is built changes with the install and build commands: a fixed command must build again (CONTRACT §2.2).
-      const buildChanged = (['install_command', 'build_command'] as const).some(
-        (field) => (sourceConfig[field] ?? null) !== (deployment.sourceConfig[field] ?? null),
-      );
-      const needsRevision =
-        Object.keys(revisionPatch).length > 0 ||
-        (request.secrets !== undefined && request.secrets !== null) ||
-        Boolean(patchConfig.resource_spec) ||
-        buildChanged;
+        const latest = deployment.latestRevisionId
+          ? await new RevisionRepository(trx).find(deploymentId, deployment.latestRevisionId)
+          : null;
+        const revisionPatch = Object.fromEntries(
+          Object.entries(request.source_revision_config ?? {}).filter(([, value]) => value !== null && value !== undefined),
+        ) as SourceRevisionConfig;
+        // What is built changes with the install and build commands: a fixed command must build again (CONTRACT §2.2).
+        const buildChanged = (['install_command', 'build_command'] as const).some(
+          (field) => (sourceConfig[field] ?? null) !== (deployment.sourceConfig[field] ?? null),
+        );
+        const needsRevision =
+          Object.keys(revisionPatch).length > 0 ||
+          (request.secrets !== undefined && request.secrets !== null) ||
+          Boolean(patchConfig.resource_spec) ||
+          buildChanged;
 
-      await deployments.update(deploymentId, {
-        sourceConfig,
-        imageVersion: request.image_version === undefined ? undefined : request.image_version,
+        await deployments.update(deploymentId, {
+          sourceConfig,
+          imageVersion: request.image_version === undefined ? undefined : request.image_version,
+        });
+        if (!needsRevision) return;
+        if (deployment.source === 'codehost' && revisionPatch.image_uri) {
+          throw new InputError("source_revision_config.image_uri must be null for a 'codehost' deployment.");
+        }
+        const storedSecrets = latest ? this.decryptSecrets(latest) : [];
+        let secrets = storedSecrets;
+        if (request.secrets) {
+          assertSecretsAllowed(request.secrets);
+          secrets = mergeSecrets(storedSecrets, request.secrets);
+        }
+        const revisionConfig = { ...(latest?.sourceRevisionConfig ?? {}), ...revisionPatch };
+        delete revisionConfig.repo_commit_sha;
+        await this.addRevision(trx, deployment, sourceConfig, revisionConfig, secrets);
+      })
+      .catch((error: { code?: string; constraint?: string }) => {
+        if (error.code === PG_UNIQUE_VIOLATION && error.constraint === CUSTOM_URL_INDEX) {
+          throw customUrlTaken(request.source_config?.custom_url);
+        }
+        throw error;
       });
-      if (!needsRevision) return;
-      if (deployment.source === 'codehost' && revisionPatch.image_uri) {
-        throw new InputError("source_revision_config.image_uri must be null for a 'codehost' deployment.");
-      }
-      const storedSecrets = latest ? this.decryptSecrets(latest) : [];
-      let secrets = storedSecrets;
-      if (request.secrets) {
-        assertSecretsAllowed(request.secrets);
-        secrets = mergeSecrets(storedSecrets, request.secrets);
-      }
-      const revisionConfig = { ...(latest?.sourceRevisionConfig ?? {}), ...revisionPatch };
-      delete revisionConfig.repo_commit_sha;
-      await this.addRevision(trx, deployment, sourceConfig, revisionConfig, secrets);
-    });
     pokeOutboxRelays();
     return this.get(tenantId, deploymentId);
   }

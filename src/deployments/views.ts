@@ -58,8 +58,9 @@ export function revisionView(revision: RevisionRecord, secrets: Secret[]): Recor
   };
 }
 
+/** The address the user gave (routed by host), else for `codehost` the gateway URL the server fills in. */
 function customUrl(deployment: DeploymentRecord): string | null {
-  return deployment.source === 'codehost' ? deployment.url : (deployment.sourceConfig.custom_url ?? null);
+  return deployment.sourceConfig.custom_url ?? (deployment.source === 'codehost' ? deployment.url : null);
 }
 
 function revisionConfigView(revision: RevisionRecord | null): Record<string, unknown> {

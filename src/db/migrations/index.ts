@@ -8,6 +8,7 @@ import * as deploymentRouteKey from './20261124000600_deployment_route_key';
 import * as runLatencyBigint from './20261124001000_run_latency_bigint';
 import * as revisionImage from './20261124001200_revision_image';
 import * as pushWebhooks from './20261125000100_push_webhooks';
+import * as customUrlHost from './20261125000200_custom_url_host';
 
 export const migrations: Record<string, Knex.Migration> = {
   '20261123000000_core_schema': coreSchema,
@@ -18,4 +19,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261124001000_run_latency_bigint': runLatencyBigint,
   '20261124001200_revision_image': revisionImage,
   '20261125000100_push_webhooks': pushWebhooks,
+  '20261125000200_custom_url_host': customUrlHost,
 };

@@ -10,6 +10,7 @@ import type Koa from 'koa';
 import type { StreamEvent } from '../execution/graphStream';
 import { toWireJson } from '../execution/serialize';
 import { logger } from '../../logger';
+import { forwardedPrefix } from './forwarded';
 
 /** One SSE frame (with its `id:` line when the event has one). JSON never contains a raw newline: one data line. */
 export function sseFrame(event: StreamEvent & { id?: string }): string {
@@ -72,7 +73,7 @@ export function respondWithEvents(
     'Content-Type': 'text/event-stream',
     'Cache-Control': 'no-cache',
     Connection: 'keep-alive',
-    'Content-Location': contentLocation,
+    'Content-Location': forwardedPrefix(ctx) + contentLocation,
   });
   res.once('close', () => {
     if (!finished && cancelOnDisconnect) abort.abort(new Error('client disconnected'));

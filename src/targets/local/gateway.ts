@@ -15,6 +15,7 @@ import { createMetricsRegistry, HttpMetrics, onResponseEnd, UNMATCHED_ROUTE, wri
 import { logger } from '../../logger';
 import { registerGatewayMetrics } from './gatewayMetrics';
 import { RequestBody } from './requestBody';
+import { RouteTable, type Route } from './routeTable';
 
 export interface GatewayOptions {
   db: Db;
@@ -24,6 +25,8 @@ export interface GatewayOptions {
   routeTtlMs?: number;
   /** The largest request body forwarded to an app (GRAPHX_GATEWAY_MAX_BODY_BYTES); a larger one is a 413. */
   maxBodyBytes?: number;
+  /** The gateway's public origin (GRAPHX_GATEWAY_PUBLIC_URL): the apps are told it (X-Forwarded-Host and -Proto). */
+  publicUrl?: string | null;
 }
 
 export interface GatewayHandle {
@@ -31,13 +34,11 @@ export interface GatewayHandle {
   close: () => Promise<void>;
 }
 
-interface Route {
-  exists: boolean;
-  ports: number[];
-  readAt: number;
-}
-
 const NAME_AND_REST = /^\/([a-z][a-z0-9-]{0,62})(?=\/|\?|$)(.*)$/;
+/** Forwarded headers the gateway sets itself: a client's own are dropped, not passed along beside ours. */
+const FORWARDED = new Set(['x-forwarded-prefix', 'x-forwarded-host', 'x-forwarded-proto']);
+/** Hosts that are the gateway itself, never a deployment's custom_url. */
+const LOCAL_HOST = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\]|::1|0\.0\.0\.0)$/;
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
 const NOT_DELIVERED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'upgrade']);
@@ -55,6 +56,7 @@ const DISCARD_MS = 30_000;
 export async function startGateway(options: GatewayOptions): Promise<GatewayHandle> {
   const routes = new RouteTable(options.db, options.routeTtlMs ?? 500);
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_GATEWAY_MAX_BODY_BYTES;
+  const publicUrl = options.publicUrl ? new URL(options.publicUrl) : null;
   const registry = createMetricsRegistry('gateway');
   const metrics = new HttpMetrics(registry);
   registerGatewayMetrics(registry, options.db);
@@ -64,7 +66,9 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHand
       return;
     }
     observe(req, res, metrics);
-    handle(routes, req, res, maxBodyBytes).catch(() => {
+    handle(routes, req, res, { maxBodyBytes, publicUrl }).catch((error: unknown) => {
+      // A failure of the gateway itself (its database, a bug), not of the app: the operator needs to see it.
+      logger.error({ err: error, component: 'gateway' }, 'the gateway could not route a request');
       if (!res.headersSent) sendDetail(res, 502, 'The deployment could not be reached.');
       else res.destroy();
     });
@@ -86,48 +90,6 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHand
         server.closeAllConnections();
       }),
   };
-}
-
-class RouteTable {
-  private readonly cache = new Map<string, Route>();
-  private readonly turns = new Map<string, number>();
-
-  constructor(
-    private readonly db: Db,
-    private readonly ttlMs: number,
-  ) {}
-
-  async get(name: string, fresh = false): Promise<Route> {
-    const cached = this.cache.get(name);
-    // Only a route with instances is reused: "nothing serves" is re-read, so a restored deployment answers at once.
-    if (!fresh && cached && cached.ports.length > 0 && Date.now() - cached.readAt < this.ttlMs) return cached;
-    // The path segment is the deployment's route_key: unique among live deployments of every tenant.
-    const rows: Array<{ id: string; port: number | null }> = await this.db('deployments as d')
-      .leftJoin('local_instances as i', function joinServing() {
-        this.on('i.deployment_id', '=', 'd.id').andOnVal('i.status', '=', 'serving');
-      })
-      .whereRaw('coalesce(d.route_key, d.name) = ?', [name])
-      .whereNull('d.deleted_at')
-      .orderBy([{ column: 'd.created_at' }, { column: 'i.created_at' }])
-      .select('d.id', 'i.port');
-    const owner = rows[0]?.id;
-    const route: Route = {
-      exists: rows.length > 0,
-      ports: rows.filter((row) => row.id === owner && row.port !== null).map((row) => row.port as number),
-      readAt: Date.now(),
-    };
-    this.cache.set(name, route);
-    return route;
-  }
-
-  /** The next port in round-robin order, skipping `failed` ones. */
-  pick(name: string, route: Route, failed: Set<number>): number | null {
-    const candidates = route.ports.filter((port) => !failed.has(port));
-    if (candidates.length === 0) return null;
-    const turn = this.turns.get(name) ?? 0;
-    this.turns.set(name, turn + 1);
-    return candidates[turn % candidates.length] as number;
-  }
 }
 
 /**
@@ -159,20 +121,60 @@ function observe(req: http.IncomingMessage, res: http.ServerResponse, metrics: H
 
 type RoutedResponse = http.ServerResponse & { graphxRoute?: string };
 
+/** Where a request goes: a deployment (by path, or by its custom_url host) and what the app is told about it. */
+interface Destination {
+  route: Route;
+  name: string;
+  upstreamPath: string;
+  forwarded: { prefix: string; host: string; proto: string };
+  reread: () => Promise<Route>;
+}
+
+async function destination(routes: RouteTable, req: http.IncomingMessage, publicUrl: URL | null): Promise<Destination | null> {
+  const hostHeader = req.headers.host ?? '';
+  const hostname = hostHeader.replace(/:\d+$/, '').toLowerCase();
+  if (hostname && !LOCAL_HOST.test(hostname) && hostname !== publicUrl?.hostname) {
+    const route = await routes.getByHost(hostname);
+    if (route.exists) {
+      return {
+        route,
+        name: route.name,
+        upstreamPath: req.url ?? '/',
+        forwarded: { prefix: '', host: hostHeader, proto: route.scheme ?? 'http' },
+        reread: () => routes.getByHost(hostname, true),
+      };
+    }
+  }
+  const match = NAME_AND_REST.exec(req.url ?? '');
+  if (!match) return null;
+  const name = match[1] as string;
+  const rest = match[2] ?? '';
+  return {
+    route: await routes.get(name),
+    name,
+    upstreamPath: rest.startsWith('/') ? rest : `/${rest}`,
+    forwarded: {
+      prefix: `/${name}`,
+      host: publicUrl?.host ?? hostHeader,
+      proto: publicUrl ? publicUrl.protocol.replace(':', '') : 'http',
+    },
+    reread: () => routes.get(name, true),
+  };
+}
+
 async function handle(
   routes: RouteTable,
   req: http.IncomingMessage,
   res: http.ServerResponse,
-  maxBodyBytes: number,
+  options: { maxBodyBytes: number; publicUrl: URL | null },
 ): Promise<void> {
-  const match = NAME_AND_REST.exec(req.url ?? '');
-  if (!match) {
+  const { maxBodyBytes } = options;
+  const target = await destination(routes, req, options.publicUrl);
+  if (!target) {
     sendDetail(res, 404, 'Not found.');
     return;
   }
-  const name = match[1] as string;
-  const rest = match[2] ?? '';
-  const upstreamPath = rest.startsWith('/') ? rest : `/${rest}`;
+  const { name, upstreamPath } = target;
   if (INSTANCE_ONLY_PATHS.test(upstreamPath)) {
     // An instance's metrics name its assistants and volumes: for the operator's scraper, not the public.
     sendDetail(res, 404, 'Not found.');
@@ -195,7 +197,7 @@ async function handle(
     tooLarge();
   });
   const failed = new Set<number>();
-  let route = await routes.get(name);
+  let route = target.route;
   if (!route.exists) {
     sendDetail(res, 404, `Deployment ${name} not found.`);
     return;
@@ -206,7 +208,7 @@ async function handle(
     if (port === null && attempt > 0) {
       // Every known instance failed: during a switch the new route appears within the rollout's settle time.
       await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
-      route = await routes.get(name, true);
+      route = await target.reread();
       failed.clear();
       port = routes.pick(name, route, failed);
     }
@@ -214,11 +216,11 @@ async function handle(
       sendDetail(res, 503, `Deployment ${name} has no running instance.`);
       return;
     }
-    const outcome = await forward(req, res, body, port, upstreamPath, name);
+    const outcome = await forward(req, res, body, port, upstreamPath, target.forwarded);
     if (outcome === 'done' || body.exceeded) return;
     failed.add(port);
     if (outcome === 'fail' || !body.replayable()) break;
-    route = await routes.get(name, true);
+    route = await target.reread();
   }
   if (!res.headersSent) sendDetail(res, 502, `Deployment ${name} did not answer.`);
 }
@@ -230,11 +232,17 @@ function forward(
   body: RequestBody,
   port: number,
   upstreamPath: string,
-  name: string,
+  forwarded: Destination['forwarded'],
 ): Promise<'done' | 'retry' | 'fail'> {
   return new Promise((resolve) => {
-    const headers = [...req.rawHeaders];
-    headers.push('X-Forwarded-Prefix', `/${name}`, 'X-Forwarded-For', req.socket.remoteAddress ?? '');
+    const headers: string[] = [];
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      const key = req.rawHeaders[i] as string;
+      if (!FORWARDED.has(key.toLowerCase())) headers.push(key, req.rawHeaders[i + 1] as string);
+    }
+    if (forwarded.prefix) headers.push('X-Forwarded-Prefix', forwarded.prefix);
+    if (forwarded.host) headers.push('X-Forwarded-Host', forwarded.host);
+    headers.push('X-Forwarded-Proto', forwarded.proto, 'X-Forwarded-For', req.socket.remoteAddress ?? '');
     // HTTP/1.0 clients may omit Host, which node's HTTP/1.1 servers (the runtime) reject with 400.
     if (req.headers.host === undefined) headers.push('Host', `127.0.0.1:${port}`);
     const upstream = http.request({

@@ -129,7 +129,7 @@ export class InstanceTarget implements DeploymentTarget {
 
   /** Public URL of a deployment behind the gateway (the gateway's real port once it listens in this process). */
   deploymentUrl(routeKey: string): string {
-    return `${this.gatewayUrl()}/${routeKey}`;
+    return `${this.options.config.gatewayPublicUrl ?? this.gatewayUrl()}/${routeKey}`;
   }
 
   /** Base URL of the gateway. */
@@ -145,6 +145,7 @@ export class InstanceTarget implements DeploymentTarget {
       port: this.options.config.gatewayPort,
       routeTtlMs: ROUTE_TTL_MS,
       maxBodyBytes: this.options.config.gatewayMaxBodyBytes,
+      publicUrl: this.options.config.gatewayPublicUrl,
     });
     this.gatewayPort = Number(new URL(gateway.url).port);
     return gateway.close;

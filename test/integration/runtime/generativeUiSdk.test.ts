@@ -80,3 +80,19 @@ test('an agent without UI, an unknown file and a request without a component nam
   expect(noName.status).toBeLessThan(500);
   expect(await noName.json()).toHaveProperty('detail');
 });
+
+test("behind the gateway the component's links point where the client is: its public host, scheme and path prefix", async () => {
+  const response = await fetch(`${runtime.url}/ui/agent`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      'X-Forwarded-Prefix': '/weather-app',
+      'X-Forwarded-Host': 'apps.example.com',
+      'X-Forwarded-Proto': 'https',
+    },
+    body: JSON.stringify({ name: 'weather' }),
+  });
+  const html = await response.text();
+  expect(html).toContain('href="https://apps.example.com/weather-app/ui/agent/entrypoint.css"');
+  expect(html).toContain('src="https://apps.example.com/weather-app/ui/agent/entrypoint.js"');
+});

@@ -24,6 +24,7 @@ import { respondWithEvents } from '../sse';
 import { filterFor, userOf, type RuntimeServices } from './context';
 import { withRequestHeaders } from '../requestHeaders';
 import { readRunRequest, withStreamModes, type RawRunBody } from './runRoutes';
+import { forwardedPrefix } from '../forwarded';
 
 const JOIN_TIMEOUT_MS = 24 * 3600_000;
 const runNotFound = (runId: string) => new NotFoundError(`Run ${runId} not found.`);
@@ -43,7 +44,10 @@ export function registerBackgroundRunRoutes(router: Router, services: RuntimeSer
   const create = async (ctx: Koa.Context) => {
     const threadId = ctx.params.threadId ? validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path').threadId : null;
     const run = await backgroundRuns.create(userOf(ctx), threadId, readRunRequest(ctx));
-    ctx.set('Content-Location', threadId ? `/threads/${threadId}/runs/${run.run_id}` : `/runs/${run.run_id}`);
+    ctx.set(
+      'Content-Location',
+      forwardedPrefix(ctx) + (threadId ? `/threads/${threadId}/runs/${run.run_id}` : `/runs/${run.run_id}`),
+    );
     ctx.body = run;
   };
   router.post('/threads/:threadId/runs', create);

@@ -14,6 +14,7 @@ import { fastRunBody } from '../runBodyFastPath';
 import { runBody, threadIdParams } from '../schemas';
 import { respondWithEvents } from '../sse';
 import { userOf, type RuntimeServices } from './context';
+import { forwardedPrefix } from '../forwarded';
 
 export type RawRunBody = Omit<RunRequest, 'stream_mode'> & { stream_mode?: ApiStreamMode | ApiStreamMode[] };
 
@@ -110,7 +111,10 @@ export function registerRunRoutes(router: Router, services: RuntimeServices): vo
     const result = await services.runService
       .wait(prepared, abort.signal, threadId ? (event) => services.runEvents.publish(runId, event) : undefined)
       .finally(() => threadId && void services.runEvents.close(runId));
-    ctx.set('Content-Location', threadId ? `/threads/${threadId}/runs/${prepared.run.run_id}` : `/runs/${prepared.run.run_id}`);
+    ctx.set(
+      'Content-Location',
+      forwardedPrefix(ctx) + (threadId ? `/threads/${threadId}/runs/${prepared.run.run_id}` : `/runs/${prepared.run.run_id}`),
+    );
     ctx.type = 'application/json';
     ctx.body = toWireJson(result);
   };

@@ -10,6 +10,7 @@ import Joi from 'joi';
 import { NotFoundError } from '../../../errors';
 import { validatePart } from '../../../http/validation';
 import type { UiFile } from '../../uiBundles';
+import { publicBase } from '../forwarded';
 
 const uiBody = Joi.object({ name: Joi.string().required() }).unknown(true);
 
@@ -19,10 +20,8 @@ export function registerUiRoutes(router: Router, bundles: ReadonlyMap<string, Ui
     const { name } = validatePart<{ name: string }>(uiBody, ctx.state.body, 'body');
     const files = bundles.get(agent);
     if (!files?.length) throw new NotFoundError(`UI not found for agent "${agent}".`);
-    const host = ctx.get('host');
-    const isHost = (needle: string) => host === needle || host.startsWith(`${needle}:`);
-    // Protocol-relative behind a proxy (the page's own scheme); plain http on a local dev server, as the anchor.
-    const origin = `${isHost('localhost') || isHost('127.0.0.1') ? 'http:' : ''}//${host}/ui/${encodeURIComponent(agent)}`;
+    // Where the client is (behind the gateway: its public host and the deployment's path prefix).
+    const origin = `${publicBase(ctx)}/ui/${encodeURIComponent(agent)}`;
     const html = files
       .filter((file) => path.extname(file.basename) === '.css')
       .map((css) => `<link rel="stylesheet" href="${origin}/${css.basename}" />`);
