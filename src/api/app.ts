@@ -20,6 +20,7 @@ import { RouteRegistry } from './routeKit';
 import { registerAuthRoutes } from './routes/auth';
 import { registerDeploymentRoutes } from './routes/deployments';
 import { registerInternalRoutes } from './routes/internal';
+import { registerMetricsTargetRoutes } from './routes/metricsTargets';
 import { registerRevisionRoutes } from './routes/revisions';
 import { registerTracingRoutes } from './routes/tracing';
 
@@ -56,6 +57,7 @@ export function buildApi(deps: ApiDeps): { app: Koa; registry: RouteRegistry } {
   registerAuthRoutes(router, registry, deps);
   registerTracingRoutes(router, registry, deps);
   registerInternalRoutes(router, registry, deps);
+  registerMetricsTargetRoutes(router, registry, deps);
 
   const openApi = buildOpenApi(registry);
   router.get('/openapi.json', (ctx) => {

@@ -105,4 +105,36 @@ describe('Prometheus metrics of the API, the gateway, the worker and a deployed 
     expect(moved('graphx_http_requests_total', { method: 'POST', route: '/runs/stream', status: '200' })).toBe(1);
     expect(after.sum('graphx_active_sse_streams')).toBe(0);
   });
+
+  it('lists every app instance for Prometheus HTTP service discovery (http_sd_configs), and each target serves /metrics', async () => {
+    // As Prometheus asks: `authorization: {credentials: <API key>}` sends it as a bearer token.
+    const response = await fetch(`${pipeline.stack.apiUrl}/v2/metrics/targets`, {
+      headers: { Authorization: `Bearer ${pipeline.apiKey}` },
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    const groups = (await response.json()) as unknown;
+    // The http_sd format: a list of {targets: ["host:port"], labels: {name: value}} with Prometheus label names.
+    expect(Array.isArray(groups)).toBe(true);
+    for (const group of groups as Array<Record<string, unknown>>) {
+      expect(Object.keys(group).sort()).toEqual(['labels', 'targets']);
+      expect((group.targets as string[]).every((target) => /^[^:/\s]+:\d+$/.test(target))).toBe(true);
+      for (const [label, value] of Object.entries(group.labels as Record<string, unknown>)) {
+        expect(label).toMatch(/^[a-zA-Z_][a-zA-Z0-9_]*$/);
+        expect(typeof value).toBe('string');
+      }
+    }
+    const mine = (groups as Array<{ targets: string[]; labels: Record<string, string> }>).filter(
+      (group) => group.labels.graphx_deployment_id === deploymentId,
+    );
+    expect(mine).toHaveLength(1);
+    expect(mine[0]!.labels).toMatchObject({
+      graphx_deployment: name,
+      graphx_revision_id: revisionId,
+      __metrics_path__: '/metrics',
+    });
+    expect(`http://${mine[0]!.targets[0]}`).toBe(instanceUrl);
+    const app = await scrape(`http://${mine[0]!.targets[0]}${mine[0]!.labels.__metrics_path__}`);
+    expect(app.find('process_cpu_user_seconds_total', { server: 'runtime' }).length).toBeGreaterThan(0);
+  });
 });

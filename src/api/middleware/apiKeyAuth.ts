@@ -34,7 +34,8 @@ const API_KEY_CACHE_ENTRIES = 10_000;
 export function requireApiKey(apiKeys: ApiKeyRepository): Koa.Middleware {
   const cache = new Map<string, { tenant: AuthenticatedTenant; until: number }>();
   return async (ctx, next) => {
-    const key = ctx.get('X-Api-Key');
+    // `Authorization: Bearer <key>` too: what tools that cannot set a header of their own send (Prometheus's SD).
+    const key = ctx.get('X-Api-Key') || (/^Bearer\s+(\S+)$/i.exec(ctx.get('Authorization'))?.[1] ?? '');
     if (!key) throw new UnauthorizedError('Missing X-Api-Key header.');
     const digest = hashToken(key);
     const cached = cache.get(digest);

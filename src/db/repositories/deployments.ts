@@ -128,6 +128,27 @@ export class DeploymentRepository {
     return rows.map(toDeployment);
   }
 
+  /** The app instances up for the tenant's live deployments (serving or draining), for metrics discovery. */
+  async runningInstances(
+    tenantId: string,
+  ): Promise<Array<{ id: string; port: number; status: string; deploymentId: string; deploymentName: string; revisionId: string }>> {
+    const rows = await this.db('local_instances as i')
+      .join('deployments as d', 'd.id', 'i.deployment_id')
+      .where('d.tenant_id', tenantId)
+      .whereNull('d.deleted_at')
+      .whereIn('i.status', ['serving', 'draining'])
+      .orderBy([{ column: 'd.name' }, { column: 'i.created_at' }])
+      .select('i.id', 'i.port', 'i.status', 'i.revision_id', 'd.id as deployment_id', 'd.name');
+    return rows.map((row) => ({
+      id: row.id,
+      port: row.port,
+      status: row.status,
+      deploymentId: row.deployment_id,
+      deploymentName: row.name,
+      revisionId: row.revision_id,
+    }));
+  }
+
   /** A live deployment with its latest revision, in one query (GET deployment, which CI polls). */
   async findWithLatestRevision(
     tenantId: string,

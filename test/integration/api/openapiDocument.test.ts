@@ -81,7 +81,9 @@ describe('the public OpenAPI document', () => {
       const where = `${method.toUpperCase()} ${route}`;
       for (const [status, response] of Object.entries(operation.responses)) {
         if (!status.startsWith('2') || status === '204') continue;
-        const schema = response.content?.['application/json']?.schema;
+        // An object with fields, or (Prometheus's service discovery format) a list of them.
+        const content = response.content?.['application/json']?.schema;
+        const schema = content?.type === 'array' ? content.items : content;
         expect({ where, status, properties: Object.keys(schema?.properties ?? {}).length > 0 }).toEqual({
           where,
           status,
