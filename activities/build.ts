@@ -7,7 +7,13 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import fs from 'node:fs';
 import path from 'node:path';
-import { documentedKeys, missingEnvFileWarning, reviewConfigKeys } from '../src/runtime/configKeys';
+import {
+  DEFAULT_NODE_MAJOR,
+  documentedKeys,
+  missingEnvFileWarning,
+  requestedNodeMajor,
+  reviewConfigKeys,
+} from '../src/runtime/configKeys';
 import { groupCpuTicks, minimalPath } from '../src/os/processes';
 import { buildPaths, graphxConfigFile, isImageSource, type RevisionSpec } from '../src/pipeline/revisionSpec';
 import {
@@ -53,7 +59,10 @@ export function buildEnvironment(dataDir: string, spec: RevisionSpec): Record<st
  * path and the warnings for the build log (documented keys without effect here, a missing env file).
  * @throws ApplicationFailure ConfigInvalid with a sentence naming the file.
  */
-export function validateGraphxConfig(dataDir: string, spec: RevisionSpec): { file: string; warnings: string[] } {
+export function validateGraphxConfig(
+  dataDir: string,
+  spec: RevisionSpec,
+): { file: string; warnings: string[]; nodeMajor: number | null } {
   const file = graphxConfigFile(dataDir, spec);
   if (!file)
     throw ApplicationFailure.nonRetryable(
@@ -100,8 +109,14 @@ export function validateGraphxConfig(dataDir: string, spec: RevisionSpec): { fil
       throw ApplicationFailure.nonRetryable(`Graph "${name}" in ${where} must be "<file>:<export>".`, 'ConfigInvalid');
     }
   }
+  let nodeMajor: number | null;
+  try {
+    nodeMajor = requestedNodeMajor(parsed as Record<string, unknown>);
+  } catch (error) {
+    throw ApplicationFailure.nonRetryable(`Configuration file ${where}: ${(error as Error).message}`, 'ConfigInvalid');
+  }
   const envWarning = missingEnvFileWarning(parsed as Record<string, unknown>, path.dirname(file));
-  return { file, warnings: [...review.warnings, ...(envWarning ? [envWarning] : [])] };
+  return { file, warnings: [...review.warnings, ...(envWarning ? [envWarning] : [])], nodeMajor };
 }
 
 /** The `buildApplication` activity. */
@@ -121,20 +136,23 @@ export function buildApplicationActivity(deps: ActivityDeps, load: SpecLoader) {
         progress.setPhase('clone', 'The clone is missing here; cloning again.');
         await cloneRevision(deps, spec, progress);
       }
-      const { file: configFile, warnings } = validateGraphxConfig(deps.config.dataDir, spec);
+      const { file: configFile, warnings, nodeMajor } = validateGraphxConfig(deps.config.dataDir, spec);
       // Image builds honour dockerfile_lines (the warning that it has no effect is about process builds).
       for (const warning of warnings) {
         if (!(images && warning.includes('"dockerfile_lines"'))) progress.line(`warning: ${warning}`, 'warn');
       }
       const appDir = path.dirname(configFile);
       if (images) {
-        return buildRevisionImage(
-          { ...deps, images },
-          spec,
-          configFile,
-          defaultInstallCommand(appDir),
-          progress,
-          deps.config.buildStallSeconds,
+        return buildRevisionImage({ ...deps, images }, spec, configFile, defaultInstallCommand(appDir), progress, {
+          stallLimitSeconds: deps.config.buildStallSeconds,
+          nodeMajor: nodeMajor ?? DEFAULT_NODE_MAJOR,
+        });
+      }
+      const hostMajor = Number(process.versions.node.split('.')[0]);
+      if (nodeMajor !== null && nodeMajor !== hostMajor) {
+        progress.line(
+          `warning: graphx.json asks for node_version ${nodeMajor}; the process runner runs apps on this machine's Node ${process.versions.node}.`,
+          'warn',
         );
       }
       const env = buildEnvironment(deps.config.dataDir, spec);

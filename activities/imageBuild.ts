@@ -46,15 +46,15 @@ export async function buildRevisionImage(
   /** The lock file's install command (build.ts decides it), or null. */
   lockFileInstall: string | null,
   progress: StepProgress,
-  stallLimitSeconds: number,
+  options: { stallLimitSeconds: number; nodeMajor: number },
 ): Promise<void> {
+  const { stallLimitSeconds, nodeMajor } = options;
   const { root, src } = buildPaths(deps.config.dataDir, spec.revisionId);
   const config = JSON.parse(readRepoFile(src, configFile)) as Record<string, unknown>;
   const appDir = path.dirname(configFile);
   const custom = spec.sourceConfig.install_command ?? null;
   const lockInstall = custom ? null : lockFileInstall;
   const tag = RevisionImages.tagFor(spec.deploymentId, spec.revisionId);
-  progress.setPhase('image', `Building image ${tag} on ${deps.images.runtimeImageRef}`);
   let buildId: string | null = null;
   const stall = watchForStall(progress, {
     limitSeconds: stallLimitSeconds,
@@ -67,6 +67,12 @@ export async function buildRevisionImage(
   ]);
   let image;
   try {
+    progress.setPhase('image', `Preparing the runtime image on Node ${nodeMajor}`);
+    const runtimeImage = await untilAborted(
+      signal,
+      deps.images.runtimeImageFor(nodeMajor, (line) => progress.line(line)),
+    );
+    progress.setPhase('image', `Building image ${tag} on ${runtimeImage} (Node ${nodeMajor})`);
     // Raced against the signal: a build stuck in our own code (or the engine's) ignores it, and must not hold the step.
     image = await untilAborted(
       signal,
@@ -88,6 +94,7 @@ export async function buildRevisionImage(
         onOutput: (line) => progress.line(line),
         onBuildId: (id) => (buildId = id),
         signal,
+        runtimeImage,
       }),
     );
   } catch (error) {

@@ -161,7 +161,7 @@ const schema = Joi.object({
   GRAPHX_CONTAINER_STORE: Joi.string().min(1).empty(''),
   GRAPHX_RUNTIME_BASE_IMAGE: Joi.string()
     .pattern(/^[a-z0-9][a-z0-9._/:@-]*$/, 'an image reference or offline')
-    .default('node:20-bookworm-slim'),
+    .default('node:24-bookworm-slim'),
   GRAPHX_WORKER_QUEUES: Joi.string()
     .pattern(/^(control|build)(,(control|build))*$/, 'comma list of control and build')
     .default('control,build'),

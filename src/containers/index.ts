@@ -12,6 +12,7 @@ import { writeEngineConfig } from './engineConfig';
 import { ensurePodmanService } from './podmanService';
 import { BUILD_PIDS_LIMIT, RevisionImages } from './revisionImages';
 import { ensureRuntimeImage } from './runtimeImage';
+import { DEFAULT_NODE_MAJOR } from '../runtime/configKeys';
 import { ContainerToolsMissing, findExecutable } from './toolCheck';
 
 export interface OpenedEngine {
@@ -49,13 +50,16 @@ export async function openRevisionImages(
   config: GraphxConfig,
   log: (line: string) => void,
 ): Promise<RevisionImages> {
-  const baseRef = await ensureBaseImage({ engine, baseImage: config.runtimeBaseImage, log });
-  const runtime = await ensureRuntimeImage({ engine, baseRef, projectRoot, log });
-  return new RevisionImages(engine, runtime.ref, {
-    memoryMb: config.buildMemoryMb,
-    pidsLimit: BUILD_PIDS_LIMIT,
-    registryHosts: config.buildRegistryHosts,
-  });
+  const runtimeFor = async (nodeMajor: number, say: (line: string) => void) => {
+    const baseRef = await ensureBaseImage({ engine, baseImage: config.runtimeBaseImage, log: say, nodeMajor });
+    return (await ensureRuntimeImage({ engine, baseRef, projectRoot, log: say })).ref;
+  };
+  return new RevisionImages(
+    engine,
+    await runtimeFor(DEFAULT_NODE_MAJOR, log),
+    { memoryMb: config.buildMemoryMb, pidsLimit: BUILD_PIDS_LIMIT, registryHosts: config.buildRegistryHosts },
+    runtimeFor,
+  );
 }
 
 /**

@@ -13,6 +13,7 @@ import { DEFAULT_REGISTRY_HOSTS, openBuildEgress } from './buildEgress';
 import { buildIdLine, buildStepCpuTicks, killBuildSteps } from './buildSteps';
 import { APP_DIR, BERRY_BIN, RUNTIME_HOME, RUNTIME_UID } from './runtimeImage';
 import { linkTree } from '../os/linkTree';
+import { DEFAULT_NODE_MAJOR } from '../runtime/configKeys';
 
 export interface RevisionImage {
   ref: string;
@@ -143,6 +144,8 @@ export interface BuildRevisionImageOptions {
   signal?: AbortSignal;
   /** Told the build's id once it has one: `RevisionImages.stepCpuTicks(id)` reads the CPU time its steps use. */
   onBuildId?: (buildId: string) => void;
+  /** The runtime image to build on (one per Node major: runtimeImageFor); default the default major's. */
+  runtimeImage?: string;
 }
 
 /** What one revision build may use. */
@@ -166,12 +169,35 @@ export const DEFAULT_BUILD_LIMITS: BuildLimits = {
 
 /** Builds and pulls revision images through one engine, on one runtime image. */
 export class RevisionImages {
+  private readonly runtimeImages = new Map<number, Promise<string>>();
+
   constructor(
     readonly engine: ContainerEngine,
-    /** The hash-tagged runtime image every revision image starts `FROM`. */
+    /** The hash-tagged runtime image of the default Node major, which revision images start `FROM` by default. */
     readonly runtimeImageRef: string,
     readonly limits: BuildLimits = DEFAULT_BUILD_LIMITS,
+    /** Builds (or finds) the runtime image of another Node major (graphx.json `node_version`); absent: none. */
+    private readonly prepareRuntimeImage?: (nodeMajor: number, log: (line: string) => void) => Promise<string>,
+    readonly defaultNodeMajor: number = DEFAULT_NODE_MAJOR,
   ) {}
+
+  /**
+   * The runtime image for a Node major: the default one, or one built on that major's base the first time a revision
+   * asks for it (minutes once per machine: its base and runtime image), then found by content hash.
+   * @throws Error when this engine has no way to prepare another major.
+   */
+  async runtimeImageFor(nodeMajor: number, log: (line: string) => void = () => {}): Promise<string> {
+    if (nodeMajor === this.defaultNodeMajor) return this.runtimeImageRef;
+    if (!this.prepareRuntimeImage) throw new ContainerEngineError(`no runtime image for Node ${nodeMajor} here`);
+    let prepared = this.runtimeImages.get(nodeMajor);
+    if (!prepared) {
+      prepared = this.prepareRuntimeImage(nodeMajor, log);
+      // A failure is not remembered: the next revision tries again.
+      prepared.catch(() => this.runtimeImages.delete(nodeMajor));
+      this.runtimeImages.set(nodeMajor, prepared);
+    }
+    return prepared;
+  }
 
   /** True for the images graphx built (the ones a deployment's deletion may remove; a pulled image_uri may be shared). */
   static isBuiltRef(ref: string): boolean {
@@ -262,7 +288,8 @@ export class RevisionImages {
         buildEnvFile(options.secrets) + egress.envLines + buildIdLine(buildId),
         { mode: 0o644 },
       );
-      const dockerfiles = revisionDockerfiles({ ...options.dockerfile, runtimeImage: this.runtimeImageRef });
+      const runtimeImage = options.runtimeImage ?? this.runtimeImageRef;
+      const dockerfiles = revisionDockerfiles({ ...options.dockerfile, runtimeImage });
       const common = {
         contextDir: context,
         onOutput: options.onOutput,
@@ -288,7 +315,7 @@ export class RevisionImages {
           const dependencyImage = dependencies.id.replace(/^sha256:/, '');
           dockerfiles.image = revisionDockerfiles({
             ...options.dockerfile,
-            runtimeImage: this.runtimeImageRef,
+            runtimeImage,
             dependencyImage,
           }).image;
         }

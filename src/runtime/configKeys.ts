@@ -47,11 +47,29 @@ export function reviewConfigKeys(config: Record<string, unknown>): ConfigKeyRevi
     if (why) warnings.push(`graphx.json "${key}" is accepted but not supported here (${why}); it has no effect.`);
     else unknown.push(key);
   }
-  const running = process.versions.node.split('.')[0];
-  if (config.node_version !== undefined && String(config.node_version) !== running) {
-    warnings.push(`graphx.json asks for node_version ${String(config.node_version)}; apps run on Node ${running} here.`);
-  }
   return { warnings, unknown };
+}
+
+/** The Node majors images are offered in (graphx.json `node_version`): the LTS lines the npm registry ships. */
+export const OFFERED_NODE_MAJORS = [20, 22, 24] as const;
+/** The Node major of images when graphx.json names none: the active LTS. */
+export const DEFAULT_NODE_MAJOR = 24;
+
+/**
+ * graphx.json `node_version` as a major (`"22"`, `22`; `"22.11"` means 22 as the anchor reads it), or null when it is
+ * not set. @throws Error naming the versions offered, for any other value.
+ */
+export function requestedNodeMajor(config: Record<string, unknown>): number | null {
+  const value = config.node_version;
+  if (value === undefined || value === null) return null;
+  const major = Number(/^\s*(\d+)(\.\d+)*\s*$/.exec(String(value))?.[1]);
+  if (!(OFFERED_NODE_MAJORS as readonly number[]).includes(major)) {
+    throw new Error(
+      `graphx.json "node_version" ${JSON.stringify(value)} is not offered: use ${OFFERED_NODE_MAJORS.join(', ')} ` +
+        `(default ${DEFAULT_NODE_MAJOR}).`,
+    );
+  }
+  return major;
 }
 
 /** Every key graphx.json accepts (for messages). */

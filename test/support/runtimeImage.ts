@@ -12,8 +12,8 @@ import { ensureRuntimeImage, type RuntimeImage } from '../../src/containers/runt
 export const IMAGE_BUILD_HOOK_MS = 20 * 60_000;
 
 /** Builds or finds the base and runtime images (the first run on a machine takes a few minutes). */
-export async function ensureTestRuntimeImage(engine: ContainerEngine): Promise<RuntimeImage> {
+export async function ensureTestRuntimeImage(engine: ContainerEngine, nodeMajor?: number): Promise<RuntimeImage> {
   const log = (line: string) => process.stderr.write(`[runtime image] ${line}\n`);
-  const baseRef = await ensureBaseImage({ engine, baseImage: OFFLINE_BASE, log });
+  const baseRef = await ensureBaseImage({ engine, baseImage: OFFLINE_BASE, log, nodeMajor });
   return ensureRuntimeImage({ engine, baseRef, projectRoot, log });
 }

@@ -131,7 +131,9 @@ export class DeploymentRepository {
   /** The app instances up for the tenant's live deployments (serving or draining), for metrics discovery. */
   async runningInstances(
     tenantId: string,
-  ): Promise<Array<{ id: string; port: number; status: string; deploymentId: string; deploymentName: string; revisionId: string }>> {
+  ): Promise<
+    Array<{ id: string; port: number; status: string; deploymentId: string; deploymentName: string; revisionId: string }>
+  > {
     const rows = await this.db('local_instances as i')
       .join('deployments as d', 'd.id', 'i.deployment_id')
       .where('d.tenant_id', tenantId)

@@ -184,6 +184,14 @@ describe('buildApplication activity (real processes)', () => {
     });
   });
 
+  it('a node_version outside the offered LTS lines fails ConfigInvalid naming the versions offered', async () => {
+    const build = await prepare({}, { 'graphx.json': '{"node_version": "18", "graphs": {"agent": "./graph.js:graph"}}' });
+    await expect(activityEnv().run(createActivities(deps).buildApplication, build.ref)).rejects.toMatchObject({
+      type: 'ConfigInvalid',
+      message: expect.stringContaining('"node_version" "18" is not offered: use 20, 22, 24 (default 24)'),
+    });
+  });
+
   it('with the process runner an external_docker revision is not cloned and fails saying it needs the container runner', async () => {
     const revision = await prepare({});
     await deps

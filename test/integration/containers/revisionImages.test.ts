@@ -46,7 +46,12 @@ describeWithEngine('revision images (container runner build step)', () => {
     test = await startTestEngine();
     const runtime = await ensureTestRuntimeImage(test.engine);
     deps = Object.assign(createTestDeps({ GRAPHX_BUILD_TIMEOUT_SECONDS: '300' }), {
-      images: new RevisionImages(test.engine, runtime.ref),
+      images: new RevisionImages(
+        test.engine,
+        runtime.ref,
+        undefined,
+        async (nodeMajor) => (await ensureTestRuntimeImage(test.engine, nodeMajor)).ref,
+      ),
     });
     repo = createGitRepo(FIXTURE);
     // A TypeScript graph too: the image compiles it at build time, so the app starts on a read-only root filesystem.
@@ -132,6 +137,29 @@ describeWithEngine('revision images (container runner build step)', () => {
     // The repository layer is not: the code changed.
     expect(second.log).toMatch(/COPY --chown=10001:10001 repo\/ \/app\/\n(?!--> Using cache)/);
   });
+
+  it(
+    'runs the default LTS (Node 24) whatever the host runs, and graphx.json node_version 22 picks Node 22',
+    async () => {
+      const nodeOf = async (image: string) => {
+        const name = `graphx-node-version-${crypto.randomBytes(4).toString('hex')}`;
+        containers.push(name);
+        await test.engine.runContainer({ name, image, cmd: ['node', '--version'], network: 'none' });
+        await test.engine.waitContainer(name);
+        return (await test.engine.containerLogs(name, 5)).trim();
+      };
+      expect(await nodeOf(firstImage)).toMatch(/^v24\./);
+      const pinned = createGitRepo(FIXTURE);
+      pinned.commit('Node 22', {
+        'graphx.json': JSON.stringify({ node_version: '22', graphs: { agent: './src/graph.js:graph' } }),
+      });
+      const built = await cloneAndBuild(await createDeployment(deps.db, deps.secretBox, { repoUrl: pinned.url }));
+      expect(built.outcome).toBeNull();
+      expect(built.log).toMatch(/on localhost\/graphx-runtime:[^ ]+ \(Node 22\)/);
+      expect(await nodeOf(built.spec.image!.ref)).toMatch(/^v22\./);
+    },
+    IMAGE_BUILD_HOOK_MS,
+  );
 
   it('runs a built image as the agent server on a read-only root filesystem: GET /ok answers on $PORT', async () => {
     const database = `graphx_image_app_${crypto.randomBytes(4).toString('hex')}`;

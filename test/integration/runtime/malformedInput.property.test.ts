@@ -131,8 +131,7 @@ test('answers every runtime route without a 5xx and every error as {"detail"} JS
       ),
     async ({ request, route }) => {
       const response = await send(runtime.url, request);
-      const violation =
-        request.method === 'HEAD' ? (response.status >= 500 ? 'a 5xx' : null) : shapeViolation(response);
+      const violation = request.method === 'HEAD' ? (response.status >= 500 ? 'a 5xx' : null) : shapeViolation(response);
       if (violation) violations.add(`${request.method} ${route.path} → ${response.status}`, request, violation);
     },
   );
