@@ -15,7 +15,7 @@ import { errorMiddleware } from '../http/errors';
 import { jsonBodyMiddleware } from '../http/jsonBody';
 import { requestIdMiddleware } from '../http/requestId';
 import { ConfigError } from '../config';
-import { httpMetricsMiddleware, metricsHandler } from '../http/metrics';
+import { httpMetricsMiddleware } from '../http/metrics';
 import { requestLogMiddleware } from '../http/requestLog';
 import { logger } from '../logger';
 import { applyAppEnv, loadAppConfig } from './appConfig';
@@ -219,7 +219,6 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   };
 
   const router = new Router();
-  router.get('/metrics', metricsHandler(metrics.registry));
   registerRuntimeRoutes(router, services);
   registerUiRoutes(router, uiBundles);
 

@@ -8,7 +8,7 @@ import { ConflictError, NotFoundError } from '../../errors';
 import { logger } from '../../logger';
 import type { AuthUser } from '../auth/authUser';
 import { RESERVED_FOR, type QueuedRun, type RunQueueStore } from '../storage/runQueueStore';
-import type { Run, RunStore } from '../storage/runStore';
+import { runFields, type Run, type RunStore } from '../storage/runStore';
 import type { ThreadStore } from '../storage/threadStore';
 import type { RunCoordinator } from './runCoordinator';
 import type { RunEventStore } from '../storage/runEventStore';
@@ -69,11 +69,19 @@ export class BackgroundRuns {
     clientRequest: RunRequest,
     options: { reserveHere?: boolean; runId?: string } = {},
   ): Promise<Run> {
-    const { graph, run, filter, request } = await this.deps.runService.newRun(user, threadId, clientRequest, options.runId);
+    const { graph, run, owner, filter, request } = await this.deps.runService.newRun(
+      user,
+      threadId,
+      clientRequest,
+      options.runId,
+    );
     if (threadId) {
       let thread = await this.deps.threads.get(threadId, filter);
       if (!thread && request.if_not_exists === 'create') {
-        thread = await this.deps.threads.create({ threadId, metadata: run.metadata, ifExists: 'do_nothing' }, filter);
+        // An id taken by a thread the caller may not see is answered as missing (below), never as a conflict.
+        thread = await this.deps.threads
+          .create({ threadId, metadata: run.metadata, ifExists: 'do_nothing' }, filter)
+          .catch((error: unknown) => (error instanceof ConflictError ? null : Promise.reject(error)));
       }
       if (!thread) throw new NotFoundError(`Thread with ID ${threadId} not found.`);
       const active = await this.deps.queue.withStatus(threadId, ['pending', 'running']);
@@ -96,7 +104,7 @@ export class BackgroundRuns {
     }
     const config = this.deps.runService.graphConfig(user, run, graph, request);
     if (options.reserveHere) this.reserved.add(run.run_id);
-    await this.deps.queue.enqueue(run, config, options.reserveHere);
+    await this.deps.queue.enqueue({ run, owner }, config, options.reserveHere);
     await this.deps.coordinator.announceQueued().catch(() => undefined);
     if (request.after_seconds) {
       // The queue skips the run until its time; this wake-up spares waiting for the next poll.
@@ -199,7 +207,9 @@ export class BackgroundRuns {
     const resumed = queued.thread_id !== null && startedAfter !== undefined && (checkpointBefore ?? '') !== startedAfter;
     const metadata = { ...(config.metadata as object), run_attempt: queued.attempt };
     return {
-      run: { ...queued, status: 'running' },
+      // The run's own fields only: its queue config holds the user object, which no webhook or record may carry.
+      run: { ...runFields(queued), status: 'running' },
+      owner: queued.owner,
       graph,
       stateful: queued.thread_id !== null,
       request: resumed ? { ...request, input: null, command: null, checkpoint: null, checkpoint_id: undefined } : request,

@@ -10,6 +10,7 @@ import type { AuthUser } from '../auth/authUser';
 import type { AssistantDirectory } from '../assistants';
 import type { Cron, CronStore } from '../storage/cronStore';
 import { nextRunDate } from './cronSchedule';
+import { scopedToThread } from './threadScope';
 
 /** Fields of a cron body that describe the cron itself; every other field is the run payload. */
 const CRON_FIELDS = [
@@ -64,7 +65,7 @@ export class CronService {
     body: CronBody & { assistant_id: string; schedule: string },
   ): Promise<Cron> {
     const { assistant } = await this.deps.assistants.forRun(body.assistant_id, user);
-    const payload = payloadOf(body);
+    const payload = scopedToThread(payloadOf(body), threadId, ['body']);
     // A cron's tick must not vanish because the thread is busy: thread crons queue by default, as the anchor's runs do.
     if (threadId && payload.multitask_strategy === undefined) payload.multitask_strategy = 'enqueue';
     const now = new Date().toISOString();
@@ -109,7 +110,7 @@ export class CronService {
       enabled: body.enabled ?? current.enabled,
       on_run_completed: body.on_run_completed ?? current.on_run_completed,
       metadata: body.metadata ? { ...current.metadata, ...body.metadata } : current.metadata,
-      payload: { ...current.payload, ...payloadOf(body) },
+      payload: { ...current.payload, ...scopedToThread(payloadOf(body), current.thread_id, ['body']) },
       user_id: user?.identity ?? null,
     };
     const retimed =

@@ -13,13 +13,14 @@ import { mergeAssistantConfig, type AssistantDirectory } from '../assistants';
 import type { LoadedGraph } from '../graphs';
 import type { RuntimeMetrics } from '../metrics';
 import type { RunRecorder } from '../recording/runRecorder';
-import type { Run, RunStore } from '../storage/runStore';
+import type { Run, RunOwner, RunStore } from '../storage/runStore';
 import type { ThreadStatus, ThreadStore } from '../storage/threadStore';
 import type { RunCoordinator, StopReason } from './runCoordinator';
 import { claimThread, type ClaimLimits, type MultitaskStrategy } from './threadClaim';
 import { streamGraph, type ApiStreamMode, type GraphRunOutcome, type StreamEvent } from './graphStream';
 import { toWireJson, truncateJson } from './serialize';
 import { interruptsOf } from './threadState';
+import { threadConfigurable, type CheckpointRef } from './threadScope';
 
 export interface RunRequest {
   assistant_id: string;
@@ -37,7 +38,8 @@ export interface RunRequest {
   webhook?: string;
   /** Fork: run from this earlier checkpoint of the thread instead of its head. */
   checkpoint_id?: string;
-  checkpoint?: { checkpoint_id?: string; checkpoint_ns?: string; checkpoint_map?: Record<string, unknown> } | null;
+  /** Checked against the run's thread at the edge (threadScope.ts `checkpointIn`): never names another thread. */
+  checkpoint?: CheckpointRef | null;
   /** Static breakpoints: the run stops before/after these nodes (`*`: every node) and the thread is `interrupted`. */
   interrupt_before?: '*' | string[] | null;
   interrupt_after?: '*' | string[] | null;
@@ -47,6 +49,8 @@ export interface RunRequest {
 
 export interface PreparedRun {
   run: Run;
+  /** Who created the run: recorded with it, and what reads of a threadless run are checked against. */
+  owner: RunOwner;
   graph: LoadedGraph;
   stateful: boolean;
   request: RunRequest;
@@ -113,7 +117,7 @@ export class RunService {
     threadId: string | null,
     clientRequest: RunRequest,
     runId: string = crypto.randomUUID(),
-  ): Promise<{ graph: LoadedGraph; run: Run; filter: AuthFilter; request: RunRequest }> {
+  ): Promise<{ graph: LoadedGraph; run: Run; owner: RunOwner; filter: AuthFilter; request: RunRequest }> {
     const { graph, assistant } = await this.deps.assistants.forRun(clientRequest.assistant_id, user);
     const hasDefaults = Object.keys(assistant.config).length > 0 || Object.keys(assistant.context).length > 0;
     const request: RunRequest = hasDefaults
@@ -146,7 +150,7 @@ export class RunService {
       created_at: now,
       updated_at: now,
     };
-    return { graph, run, filter, request };
+    return { graph, run, owner: { identity: user?.identity ?? null, scope: filter }, filter, request };
   }
 
   /**
@@ -159,7 +163,7 @@ export class RunService {
     clientRequest: RunRequest,
     options: { waitForThread: boolean } = { waitForThread: true },
   ): Promise<PreparedRun> {
-    const { graph, run, filter, request } = await this.newRun(user, threadId, clientRequest);
+    const { graph, run, owner, filter, request } = await this.newRun(user, threadId, clientRequest);
     const runId = run.run_id;
     const runMetadata = run.metadata;
     let checkpointBefore: string | null = null;
@@ -178,7 +182,7 @@ export class RunService {
         },
       );
       try {
-        await this.deps.runs.insert(run);
+        await this.deps.runs.insert({ run, owner });
         checkpointBefore = await this.deps.runs.latestCheckpointId(threadId);
       } catch (error) {
         await this.releaseThread(threadId, runId, { status: 'idle', valuesJson: null, interrupts: {}, error: null });
@@ -187,6 +191,7 @@ export class RunService {
     }
     return {
       run,
+      owner,
       graph,
       stateful: threadId !== null,
       request,
@@ -200,18 +205,17 @@ export class RunService {
     const { configurable: clientConfigurable, recursion_limit: recursionLimit, ...restConfig } = request.config ?? {};
     // A threadless run still gets a thread id (a temporary one, never stored), as the anchors do.
     const threadId = run.thread_id ?? crypto.randomUUID();
+    // A fork (checkpoint) applies to a thread run only; either way the run's own thread is the one configured.
+    const fork = run.thread_id
+      ? { ...(request.checkpoint ?? {}), ...(request.checkpoint_id ? { checkpoint_id: request.checkpoint_id } : {}) }
+      : {};
     const configurable: Record<string, unknown> = {
-      ...(clientConfigurable ?? {}),
+      ...threadConfigurable(clientConfigurable, threadId, fork),
       run_id: run.run_id,
-      thread_id: threadId,
       graph_id: graph.spec.graphId,
       assistant_id: run.assistant_id,
     };
     for (const key of AUTH_KEYS) delete configurable[key];
-    if (run.thread_id) {
-      const fork = { ...(request.checkpoint ?? {}), ...(request.checkpoint_id ? { checkpoint_id: request.checkpoint_id } : {}) };
-      for (const [key, value] of Object.entries(fork)) if (value !== undefined && value !== null) configurable[key] = value;
-    }
     if (user) {
       for (const prefix of AUTH_PREFIXES) {
         configurable[`${prefix}_auth_user`] = user;
@@ -335,7 +339,7 @@ export class RunService {
           outputs: valuesJson === null ? null : truncateJson(valuesJson),
         }
       : null;
-    this.deps.recorder.record(finished, trace);
+    this.deps.recorder.record(finished && { run: finished, owner: prepared.owner }, trace);
     // Every kind of run (streamed, waited, background) calls its webhook once it is over, as the anchor's queue does.
     const webhook = prepared.request.webhook;
     if (webhook && this.deps.deliverWebhook && !handedOver) {

@@ -10,12 +10,9 @@ import type { ThreadLeases } from '../storage/threadLeases';
 import type { ContainmentFilter, Thread, ThreadStatus, ThreadStore } from '../storage/threadStore';
 import { checkpointOfConfig } from './debugPayloads';
 import { toWireJson } from './serialize';
+import { threadConfigurable, type CheckpointRef } from './threadScope';
 
-export interface CheckpointRef {
-  checkpoint_id?: string;
-  checkpoint_ns?: string;
-  checkpoint_map?: Record<string, unknown>;
-}
+export type { CheckpointRef } from './threadScope';
 
 /** One superstep of a bulk update: its updates land in one checkpoint. */
 export interface Superstep {
@@ -24,7 +21,8 @@ export interface Superstep {
 
 export interface HistoryQuery {
   limit: number;
-  before?: string | CheckpointRef;
+  /** Only checkpoints older than this one (an id of a checkpoint of the same thread). */
+  before?: string;
   metadata?: Record<string, unknown>;
   checkpoint?: CheckpointRef;
 }
@@ -113,13 +111,7 @@ export class ThreadStateService {
     const { thread, graph } = await this.threadAndGraph(threadId, filter);
     if (!graph) return '[]';
     const config = this.config(thread, { checkpoint_ns: '', ...query.checkpoint });
-    // `before` is a checkpoint id, a checkpoint, or a config holding one (the JS client sends the last form).
-    const before =
-      typeof query.before === 'string'
-        ? { configurable: { checkpoint_id: query.before } }
-        : query.before
-          ? { configurable: (query.before as { configurable?: CheckpointRef }).configurable ?? query.before }
-          : undefined;
+    const before = query.before ? { configurable: { checkpoint_id: query.before } } : undefined;
     const states: Record<string, unknown>[] = [];
     const compiled = await graph.forRun(config, true);
     for await (const snapshot of compiled.getStateHistory(config, { limit: query.limit, before, filter: query.metadata })) {
@@ -202,9 +194,9 @@ export class ThreadStateService {
   }
 
   private config(thread: Thread, checkpoint: CheckpointRef): Record<string, unknown> {
-    const configurable: Record<string, unknown> = { ...(thread.config.configurable as object), thread_id: thread.thread_id };
-    for (const [key, value] of Object.entries(checkpoint)) if (value !== undefined && value !== null) configurable[key] = value;
-    return { configurable };
+    return {
+      configurable: threadConfigurable(thread.config.configurable as Record<string, unknown>, thread.thread_id, checkpoint),
+    };
   }
 
   private async threadAndGraph(

@@ -16,6 +16,18 @@ const breakpoints = Joi.alternatives(Joi.string().valid('*'), Joi.array().items(
 
 export const threadIdParams = Joi.object({ threadId: uuid.required() });
 
+/**
+ * A checkpoint inside the thread a request acts on: these keys and no others (a 422 names any other). `thread_id`
+ * is allowed only so that a state's `checkpoint` can be sent back whole; the route checks it names the same thread
+ * (execution/threadScope.ts `checkpointIn`).
+ */
+const checkpointRef = Joi.object({
+  checkpoint_id: Joi.string().allow(null),
+  checkpoint_ns: Joi.string().allow(''),
+  checkpoint_map: jsonObject.allow(null),
+  thread_id: Joi.string().allow(null),
+}).unknown(false);
+
 export const runBody = Joi.object({
   assistant_id: Joi.string().min(1).required(),
   input: Joi.any().allow(null),
@@ -43,7 +55,7 @@ export const runBody = Joi.object({
     .allow(null)
     .messages({ 'alternatives.match': '"webhook" must be an http(s) URL or a path starting with "/"' }),
   checkpoint_id: Joi.string(),
-  checkpoint: Joi.object().unknown(true).allow(null),
+  checkpoint: checkpointRef.allow(null),
   interrupt_before: breakpoints,
   interrupt_after: breakpoints,
   /** Background runs: wait this long before the run may start. */
@@ -119,19 +131,13 @@ export const runListQuery = Joi.object({
   status: Joi.string().valid('pending', 'running', 'error', 'success', 'timeout', 'interrupted'),
 }).unknown(true);
 
-const checkpointRef = Joi.object({
-  checkpoint_id: Joi.string(),
-  checkpoint_ns: Joi.string().allow(''),
-  checkpoint_map: jsonObject.allow(null),
-  thread_id: Joi.string(),
-}).unknown(true);
-
 export const threadCheckpointParams = Joi.object({ threadId: uuid.required(), checkpointId: Joi.string().min(1).required() });
 export const subgraphsQuery = Joi.object({ subgraphs: Joi.boolean().default(false) }).unknown(true);
 
 export const historyBody = Joi.object({
   limit: Joi.number().integer().min(1).max(1000).default(10),
-  before: Joi.alternatives(Joi.string(), checkpointRef).allow(null),
+  // A checkpoint id, a checkpoint, or a config holding one (the JS client sends the last form).
+  before: Joi.alternatives(Joi.string(), checkpointRef, Joi.object({ configurable: checkpointRef.required() })).allow(null),
   metadata: jsonObject.allow(null),
   checkpoint: checkpointRef.allow(null),
 })

@@ -4,13 +4,13 @@
  * before the process exits.
  */
 import { logger } from '../../logger';
-import type { Run, RunStore, TraceRecord } from '../storage/runStore';
+import type { OwnedRun, RunStore, TraceRecord } from '../storage/runStore';
 
 const BATCH_SIZE = 500;
 const MAX_QUEUED = 50_000;
 
 export class RunRecorder {
-  private runs: Run[] = [];
+  private runs: OwnedRun[] = [];
   private traces: TraceRecord[] = [];
   private flushing: Promise<void> | null = null;
   private retryDelayMs = 0;
@@ -23,7 +23,7 @@ export class RunRecorder {
   ) {}
 
   /** Queues a finished run (null for thread runs, whose row exists already) and its trace record. */
-  record(run: Run | null, trace: TraceRecord | null): void {
+  record(run: OwnedRun | null, trace: TraceRecord | null): void {
     if (run) this.runs.push(run);
     if (trace) this.traces.push(trace);
     if (this.runs.length + this.traces.length > MAX_QUEUED) {

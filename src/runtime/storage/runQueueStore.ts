@@ -7,11 +7,13 @@
  * `after_seconds` is not taken before its time (the delay stays in its kwargs; no column of its own).
  */
 import type { Pool } from 'pg';
-import type { Run, RunStatus } from './runStore';
+import type { OwnedRun, Run, RunOwner, RunStatus } from './runStore';
+import type { ContainmentFilter } from './threadStore';
 
 export interface QueuedRun extends Run {
   config: Record<string, unknown>;
   attempt: number;
+  owner: RunOwner;
 }
 
 /** Config key naming the instance a pending run is reserved for (see enqueue). */
@@ -19,6 +21,13 @@ export const RESERVED_FOR = 'graphx_reserved_for';
 
 const COLUMNS =
   'r.run_id, r.thread_id, r.assistant_id, r.status, r.metadata, r.kwargs, r.multitask_strategy, r.created_at, r.updated_at';
+
+/**
+ * A run a reader with filter `$f` may see (runStore.ts `RunOwner`): a thread run through its thread's metadata, a
+ * threadless run through its own metadata with its creator's scope over it. Needs `graphx_threads t` left-joined.
+ */
+const visibleRun = (f: string) =>
+  `(CASE WHEN r.thread_id IS NULL THEN (r.metadata || r.auth_scope) @> ${f} ELSE t.metadata @> ${f} END)`;
 
 function toQueuedRun(row: Record<string, any>): QueuedRun {
   return {
@@ -39,12 +48,12 @@ export class RunQueueStore {
    * Queues a run. `reserved`: a streamed run whose response is held by this instance; only this instance takes it
    * while it keeps extending the reservation (extendReservations), since its events exist only where it executes.
    */
-  async enqueue(run: Run, config: Record<string, unknown>, reserved = false): Promise<void> {
+  async enqueue({ run, owner }: OwnedRun, config: Record<string, unknown>, reserved = false): Promise<void> {
     await this.pool.query(
       `INSERT INTO graphx_runs (run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, created_at,
-                                updated_at, background, config, lease_expires_at)
+                                updated_at, background, config, lease_expires_at, auth_identity, auth_scope)
        VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7, $7, true, $8,
-               CASE WHEN $9::boolean THEN now() + $10 * interval '1 millisecond' END)`,
+               CASE WHEN $9::boolean THEN now() + $10 * interval '1 millisecond' END, $11, $12)`,
       [
         run.run_id,
         run.thread_id,
@@ -56,6 +65,8 @@ export class RunQueueStore {
         reserved ? { ...config, [RESERVED_FOR]: this.owner } : config,
         reserved,
         this.leaseMs,
+        owner.identity,
+        JSON.stringify(owner.scope),
       ],
     );
   }
@@ -86,10 +97,13 @@ export class RunQueueStore {
                               AND e.status IN ('pending', 'running') AND e.created_at < q.created_at
                               AND NOT (e.status = 'running' AND e.lease_expires_at < now()))
            ORDER BY q.created_at LIMIT 1 FOR UPDATE OF q SKIP LOCKED)
-        RETURNING ${COLUMNS}, r.config, r.attempt`,
+        RETURNING ${COLUMNS}, r.config, r.attempt, r.auth_identity, r.auth_scope`,
       [this.owner, this.leaseMs],
     );
-    return result.rows[0] ? toQueuedRun(result.rows[0]) : null;
+    const row = result.rows[0];
+    if (!row) return null;
+    const { auth_identity: identity, auth_scope: scope, ...queued } = row;
+    return { ...toQueuedRun(queued), owner: { identity, scope } };
   }
 
   /** Remembers the thread's newest checkpoint when the run first started (a later attempt resumes after it). */
@@ -125,12 +139,34 @@ export class RunQueueStore {
     return result.rowCount === 1;
   }
 
-  async get(runId: string, threadId: string | null): Promise<Run | null> {
+  /**
+   * The run `runId` on thread `threadId` (null: a threadless run). With `visibleTo`, only a run the reader's filter
+   * shows (a thread run's thread must match it too): one outside it is answered as missing.
+   */
+  async get(runId: string, threadId: string | null, visibleTo?: ContainmentFilter): Promise<Run | null> {
     const result = await this.pool.query(
-      `SELECT ${COLUMNS} FROM graphx_runs r WHERE r.run_id = $1 AND r.thread_id IS NOT DISTINCT FROM $2`,
-      [runId, threadId],
+      `SELECT ${COLUMNS} FROM graphx_runs r LEFT JOIN graphx_threads t ON t.thread_id = r.thread_id
+        WHERE r.run_id = $1 AND r.thread_id IS NOT DISTINCT FROM $2 AND ($3::jsonb IS NULL OR ${visibleRun('$3::jsonb')})`,
+      [runId, threadId, visibleTo ? JSON.stringify(visibleTo) : null],
     );
     return result.rows[0] ? toQueuedRun(result.rows[0]) : null;
+  }
+
+  /**
+   * Runs with one of `statuses` (null: any) the reader's filter shows, of one thread or of every thread (and none),
+   * only `runIds` when given: what a bulk cancel may act on.
+   */
+  async visibleWithStatus(
+    query: { threadId: string | null; statuses: RunStatus[] | null; runIds: string[] | null },
+    visibleTo: ContainmentFilter,
+  ): Promise<Run[]> {
+    const result = await this.pool.query(
+      `SELECT ${COLUMNS} FROM graphx_runs r LEFT JOIN graphx_threads t ON t.thread_id = r.thread_id
+        WHERE ($1::uuid IS NULL OR r.thread_id = $1) AND ($2::text[] IS NULL OR r.status = ANY($2))
+          AND ($3::uuid[] IS NULL OR r.run_id = ANY($3::uuid[])) AND ${visibleRun('$4::jsonb')}`,
+      [query.threadId, query.statuses, query.runIds, JSON.stringify(visibleTo)],
+    );
+    return result.rows.map(toQueuedRun);
   }
 
   /** Cancels runs not yet started; returns the ids it cancelled. */

@@ -15,6 +15,29 @@ export interface Run {
   updated_at: string;
 }
 
+/**
+ * Who created a run, recorded with it (columns `auth_identity`, `auth_scope`): the authenticated user's identity (null
+ * without one) and the filter the app's `threads:create_run` handler returned for them. A run on a thread is read
+ * through its thread; a threadless run is visible to a reader whose filter the run's metadata (which the handler may
+ * have stamped) with its scope over it contains (runQueueStore.ts `VISIBLE_RUN`).
+ */
+export interface RunOwner {
+  identity: string | null;
+  scope: Record<string, unknown>;
+}
+
+/** A run with its owner, as written (the owner is never part of a run answered to a client). */
+export interface OwnedRun {
+  run: Run;
+  owner: RunOwner;
+}
+
+/** The fields of a run answered to clients, whatever else the object carries (a queued run's config, its attempt). */
+export function runFields(run: Run): Run {
+  const { run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, created_at, updated_at } = run;
+  return { run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, created_at, updated_at };
+}
+
 /** A run record for the control plane's tracing project (docs/internal-contracts.md). */
 export interface TraceRecord {
   run_id: string;
@@ -41,18 +64,23 @@ function toRun(row: Record<string, any>): Run {
 export class RunStore {
   constructor(private readonly pool: Pool) {}
 
-  async insert(run: Run): Promise<void> {
-    await this.pool.query(`INSERT INTO graphx_runs (${RUN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
-      run.run_id,
-      run.thread_id,
-      run.assistant_id,
-      run.status,
-      run.metadata,
-      run.kwargs,
-      run.multitask_strategy,
-      run.created_at,
-      run.updated_at,
-    ]);
+  async insert({ run, owner }: OwnedRun): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO graphx_runs (${RUN_COLUMNS}, auth_identity, auth_scope) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+      [
+        run.run_id,
+        run.thread_id,
+        run.assistant_id,
+        run.status,
+        run.metadata,
+        run.kwargs,
+        run.multitask_strategy,
+        run.created_at,
+        run.updated_at,
+        owner.identity,
+        JSON.stringify(owner.scope),
+      ],
+    );
   }
 
   async setStatus(runId: string, status: RunStatus): Promise<void> {
@@ -121,12 +149,15 @@ export class RunStore {
    * Writes finished runs and their trace records in one round trip (the outbox row commits with the run row, so a
    * record reaches the control plane even if this process dies right after).
    */
-  async writeFinished(runs: Run[], traces: TraceRecord[]): Promise<void> {
+  async writeFinished(runs: OwnedRun[], traces: TraceRecord[]): Promise<void> {
+    const rows = runs.map(({ run, owner }) => ({ ...runFields(run), auth_identity: owner.identity, auth_scope: owner.scope }));
     await this.pool.query(
       `WITH written_runs AS (
-         INSERT INTO graphx_runs (${RUN_COLUMNS})
-         SELECT ${RUN_COLUMNS} FROM jsonb_to_recordset($1::jsonb) AS r(run_id uuid, thread_id uuid, assistant_id text,
-           status text, metadata jsonb, kwargs jsonb, multitask_strategy text, created_at timestamptz, updated_at timestamptz)
+         INSERT INTO graphx_runs (${RUN_COLUMNS}, auth_identity, auth_scope)
+         SELECT ${RUN_COLUMNS}, auth_identity, auth_scope FROM jsonb_to_recordset($1::jsonb) AS r(run_id uuid,
+           thread_id uuid, assistant_id text, status text, metadata jsonb, kwargs jsonb, multitask_strategy text,
+           created_at timestamptz, updated_at timestamptz, auth_identity text, auth_scope jsonb)
+         -- A queued run's row exists since it was queued, with its owner: only its end is written.
          ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at
          RETURNING 1
        ), written_traces AS (
@@ -134,7 +165,7 @@ export class RunStore {
          SELECT (t ->> 'run_id')::uuid, t FROM jsonb_array_elements($2::jsonb) AS t
          ON CONFLICT (run_id) DO NOTHING RETURNING 1
        ) SELECT (SELECT count(*) FROM written_runs) AS runs, (SELECT count(*) FROM written_traces) AS traces`,
-      [JSON.stringify(runs), JSON.stringify(traces)],
+      [JSON.stringify(rows), JSON.stringify(traces)],
     );
   }
 

@@ -48,6 +48,10 @@ const STATEMENTS = [
   `COMMENT ON COLUMN graphx_runs.owner IS 'Background run: instance executing it; its heartbeat pushes lease_expires_at'`,
   `COMMENT ON COLUMN graphx_runs.attempt IS 'Background run: executions started; above 1 the run resumes from its checkpoint'`,
   `CREATE INDEX IF NOT EXISTS graphx_runs_queue ON graphx_runs (created_at) WHERE background AND status IN ('pending', 'running')`,
+  `ALTER TABLE graphx_runs ADD COLUMN IF NOT EXISTS auth_identity text,
+     ADD COLUMN IF NOT EXISTS auth_scope jsonb NOT NULL DEFAULT '{}'`,
+  `COMMENT ON COLUMN graphx_runs.auth_identity IS 'Identity of the authenticated user who created the run (null: none)'`,
+  `COMMENT ON COLUMN graphx_runs.auth_scope IS 'Filter of the creator threads:create_run handler; a threadless run is visible where metadata || auth_scope contains the reader filter'`,
   `CREATE TABLE IF NOT EXISTS graphx_assistants (
      assistant_id uuid PRIMARY KEY,
      graph_id text NOT NULL,

@@ -54,7 +54,14 @@ export class ThreadLeases {
        VALUES ($1, $2, 'busy', $3, $4, now() + $5 * interval '1 millisecond') ON CONFLICT (thread_id) DO NOTHING`,
       [threadId, JSON.stringify({ ...createWithMetadata, ...graphMetadata }), runId, this.owner, this.leaseMs],
     );
-    return created.rowCount === 1 ? { kind: 'claimed', takenOverRunId: null } : { kind: 'busy', busyRunId: null };
+    if (created.rowCount === 1) return { kind: 'claimed', takenOverRunId: null };
+    // The id exists: created a moment ago by another request of the caller (busy), or a thread the caller may not see,
+    // which answers exactly as a missing one (never a 409 that would tell another user's thread exists).
+    const raced = await this.pool.query('SELECT 1 FROM graphx_threads WHERE thread_id = $1 AND metadata @> $2', [
+      threadId,
+      JSON.stringify(filter),
+    ]);
+    return raced.rowCount === 1 ? { kind: 'busy', busyRunId: null } : { kind: 'missing' };
   }
 
   /** Asks the owner of `runId` to stop it; false when the run no longer holds the thread. */

@@ -72,3 +72,36 @@ test('without credentials the assistant routes are 401', async () => {
   });
   expect(response.status).toBe(401);
 });
+
+test("no run body can name another user's assistant: streamed, waited, background, batched, thread runs and crons are 404", async () => {
+  const mine = await alice.assistants.create({ graphId: 'persona', config: { configurable: { persona: 'secret' } } });
+  const bobsThread = await bob.threads.create();
+  const body = { assistant_id: mine.assistant_id, input: { messages: [{ role: 'user', content: 'hi' }] } };
+  const attempts: Array<[string, unknown]> = [
+    ['/runs/stream', body],
+    ['/runs/wait', body],
+    ['/runs', body],
+    ['/runs/batch', [body]],
+    [`/threads/${bobsThread.thread_id}/runs/stream`, body],
+    [`/threads/${bobsThread.thread_id}/runs/wait`, body],
+    [`/threads/${bobsThread.thread_id}/runs`, body],
+    ['/runs/crons', { ...body, schedule: '0 0 1 1 *' }],
+    [`/threads/${bobsThread.thread_id}/runs/crons`, { ...body, schedule: '0 0 1 1 *' }],
+  ];
+  for (const [path, payload] of attempts) {
+    const response = await fetch(`${runtime.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer bob-token', 'content-type': 'application/json' },
+      body: JSON.stringify(payload),
+    });
+    const text = await response.text();
+    expect({ path, status: response.status, detail: typeof JSON.parse(text).detail }).toEqual({
+      path,
+      status: 404,
+      detail: 'string',
+    });
+    expect(text).not.toContain('secret');
+  }
+  expect(await bob.runs.list(bobsThread.thread_id)).toEqual([]);
+  expect(await bob.crons.search()).toEqual([]);
+});

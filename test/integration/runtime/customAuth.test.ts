@@ -154,9 +154,9 @@ test('a cron handed to another user by its metadata runs as whoever last changed
   await user2.crons.delete(cron.cron_id);
 });
 
-test("user B's copy of user A's thread is a 409 as the JS server answers it, and B cannot watch its stream; A copies it", async () => {
+test("user B's copy of user A's thread is a 404 as the Python server answers it, and B cannot watch its stream; A copies it", async () => {
   const thread = await user1.threads.create({ metadata: { topic: 'copied' } });
-  await expect(user2.threads.copy(thread.thread_id)).rejects.toThrow(/409/);
+  await expect(user2.threads.copy(thread.thread_id)).rejects.toThrow(/404/);
   const copied = await user1.threads.copy(thread.thread_id);
   expect(copied.metadata).toMatchObject({ topic: 'copied', owner: 'user1', thread_id: copied.thread_id });
   const watched = await fetch(`${runtime.url}/threads/${thread.thread_id}/stream`, {

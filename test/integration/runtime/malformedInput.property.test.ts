@@ -3,14 +3,10 @@
  * answer is never a 5xx and every error is `{"detail": ...}` JSON. Bodies are shaped by the runtime's own Joi schemas.
  * `graphx dev` as a child process with the echo app and a fresh PostgreSQL database; bounded by count and time.
  */
-import Router from '@koa/router';
 import fc from 'fast-check';
 import joiToJson from 'joi-to-json';
 import * as assistantSchemas from '../../../src/runtime/http/assistantSchemas';
 import * as runtimeSchemas from '../../../src/runtime/http/schemas';
-import { registerRuntimeRoutes } from '../../../src/runtime/http/routes';
-import { registerUiRoutes } from '../../../src/runtime/http/routes/uiRoutes';
-import type { RuntimeServices } from '../../../src/runtime/http/routes/context';
 import {
   FuzzViolations,
   bodyText,
@@ -26,24 +22,7 @@ import {
   type RawRequest,
 } from '../../support/fuzz';
 import { createTestDatabase, startDevRuntime, type RuntimeProcess } from './support/runtimeHarness';
-
-interface RuntimeRoute {
-  method: string;
-  path: string;
-  params: string[];
-}
-
-/** The routes the runtime registers, read from a router given the same registration (handlers never run). */
-function runtimeRoutes(): RuntimeRoute[] {
-  const router = new Router();
-  registerRuntimeRoutes(router, {} as RuntimeServices);
-  registerUiRoutes(router, new Map());
-  return router.stack.flatMap((layer) =>
-    layer.methods
-      .filter((method) => method !== 'HEAD')
-      .map((method) => ({ method, path: layer.path as string, params: layer.paramNames.map((param) => String(param.name)) })),
-  );
-}
+import { runtimeRoutes, type RuntimeRoute } from './support/runtimeRoutes';
 
 /** JSON schemas of every request schema the runtime declares, so bodies carry the field names it reads. */
 function bodySchemas(): unknown[] {

@@ -698,8 +698,9 @@ it.skipIf(process.version.startsWith("v18."))(
     const thread = await owner.threads.create();
 
     // Other user can't copy the thread
+    // graphx: 404 as the Python server answers a thread the caller cannot see (the JS dev server says 409)
     await expect(otherUser.threads.copy(thread.thread_id)).rejects.toThrow(
-      "HTTP 409"
+      "HTTP 404"
     );
 
     // Owner can copy the thread

@@ -23,6 +23,7 @@ import {
 import { respondWithEvents } from '../sse';
 import { filterFor, userOf, type RuntimeServices } from './context';
 import { withRequestHeaders } from '../requestHeaders';
+import { scopedToThread } from '../../execution/threadScope';
 import { readRunRequest, withStreamModes, type RawRunBody } from './runRoutes';
 
 const JOIN_TIMEOUT_MS = 24 * 3600_000;
@@ -42,7 +43,7 @@ export function registerBackgroundRunRoutes(router: Router, services: RuntimeSer
 
   const create = async (ctx: Koa.Context) => {
     const threadId = ctx.params.threadId ? validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path').threadId : null;
-    const run = await backgroundRuns.create(userOf(ctx), threadId, readRunRequest(ctx));
+    const run = await backgroundRuns.create(userOf(ctx), threadId, readRunRequest(ctx, threadId));
     ctx.set('Content-Location', threadId ? `/threads/${threadId}/runs/${run.run_id}` : `/runs/${run.run_id}`);
     ctx.body = run;
   };
@@ -52,8 +53,8 @@ export function registerBackgroundRunRoutes(router: Router, services: RuntimeSer
   // Several stateless background runs at once; every assistant is checked before any run is queued.
   router.post('/runs/batch', async (ctx) => {
     const items = Array.isArray(ctx.state.body) ? (ctx.state.body as unknown[]).map(snakeCaseKeys) : ctx.state.body;
-    const requests = validatePart<RawRunBody[]>(runBatchBody, items, 'body').map((body) =>
-      withStreamModes(withRequestHeaders(body, ctx.headers)),
+    const requests = validatePart<RawRunBody[]>(runBatchBody, items, 'body').map((body, index) =>
+      withStreamModes(withRequestHeaders(scopedToThread(body, null, ['body', index]), ctx.headers)),
     );
     for (const request of requests) await services.assistants.forRun(request.assistant_id, userOf(ctx));
     const runs = [];
@@ -98,16 +99,22 @@ export function registerBackgroundRunRoutes(router: Router, services: RuntimeSer
     if (body.thread_id && !(await services.threads.get(body.thread_id, filter))) {
       throw new NotFoundError(`Thread with ID ${body.thread_id} not found.`);
     }
-    const statuses = body.status === 'all' || !body.status ? (['pending', 'running'] as const) : ([body.status] as const);
-    const candidates = await services.runQueue.withStatus(body.thread_id ?? null, [...statuses]);
-    const wanted = body.run_ids ? new Set(body.run_ids) : null;
-    const visible = [];
-    for (const run of candidates) {
-      if (wanted && !wanted.has(run.run_id)) continue;
-      if (run.thread_id && !body.thread_id && !(await services.threads.get(run.thread_id, filter))) continue;
-      visible.push(run);
+    // Only runs the caller may see. Named runs must all be visible (any status), else nothing is cancelled and the
+    // answer is 404, the same for another user's run as for a missing one; `status` alone acts on visible runs only.
+    if (body.run_ids) {
+      const named = await services.runQueue.visibleWithStatus(
+        { threadId: body.thread_id ?? null, statuses: null, runIds: body.run_ids },
+        filter,
+      );
+      const found = new Set(named.map((run) => run.run_id));
+      const missing = [...new Set(body.run_ids)].filter((runId) => !found.has(runId));
+      if (missing.length > 0) throw new NotFoundError(`Run(s) not found: ${missing.join(', ')}.`);
     }
-    for (const run of visible) await backgroundRuns.cancel(run.thread_id, [run.run_id], body.action);
+    const statuses = body.status === 'all' || !body.status ? (['pending', 'running'] as const) : ([body.status] as const);
+    const query = { threadId: body.thread_id ?? null, statuses: [...statuses], runIds: body.run_ids ?? null };
+    for (const run of await services.runQueue.visibleWithStatus(query, filter)) {
+      await backgroundRuns.cancel(run.thread_id, [run.run_id], body.action);
+    }
     ctx.status = 204;
   });
 
@@ -144,11 +151,10 @@ export function registerBackgroundRunRoutes(router: Router, services: RuntimeSer
         },
         false,
       );
-    if (threadId) {
-      const filter = await filterFor(services, ctx, 'threads', 'read', { thread_id: threadId, run_id: runId });
-      if (!(await services.threads.get(threadId, filter))) return notFound(threadNotFound(threadId));
-    }
-    const run = await services.runQueue.get(runId, threadId);
+    const filter = await filterFor(services, ctx, 'threads', 'read', { thread_id: threadId ?? undefined, run_id: runId });
+    if (threadId && !(await services.threads.get(threadId, filter))) return notFound(threadNotFound(threadId));
+    // A threadless run is checked against its owner (runStore.ts RunOwner): another user's run is missing.
+    const run = await services.runQueue.get(runId, threadId, filter);
     if (!run) return notFound(runNotFound(runId));
     const options = {
       lastEventId: ctx.get('Last-Event-ID') || null,

@@ -1,5 +1,9 @@
-/** GET /ok (the rollout's health check) and GET /info, both without authentication. */
+/**
+ * GET /ok (the rollout's health check), GET /info and GET /metrics (the operator's scraper, on the instance port: the
+ * gateway does not forward it), all without authentication (auth/authMiddleware.ts PUBLIC_PATHS).
+ */
 import type Router from '@koa/router';
+import { metricsHandler } from '../../../http/metrics';
 import type { RuntimeServices } from './context';
 
 export function registerMetaRoutes(router: Router, services: RuntimeServices): void {
@@ -9,4 +13,5 @@ export function registerMetaRoutes(router: Router, services: RuntimeServices): v
   router.get('/info', (ctx) => {
     ctx.body = services.info;
   });
+  router.get('/metrics', (ctx, next) => metricsHandler(services.metrics.registry)(ctx, next));
 }

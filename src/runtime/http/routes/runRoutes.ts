@@ -11,16 +11,20 @@ import type { Run } from '../../storage/runStore';
 import { toWireJson } from '../../execution/serialize';
 import { withRequestHeaders } from '../requestHeaders';
 import { fastRunBody } from '../runBodyFastPath';
+import { scopedToThread } from '../../execution/threadScope';
 import { runBody, threadIdParams } from '../schemas';
 import { respondWithEvents } from '../sse';
 import { userOf, type RuntimeServices } from './context';
 
 export type RawRunBody = Omit<RunRequest, 'stream_mode'> & { stream_mode?: ApiStreamMode | ApiStreamMode[] };
 
-/** The run body of the request, validated (the common shape without Joi, see runBodyFastPath.ts). */
-export function readRunRequest(ctx: Koa.Context): RunRequest {
+/**
+ * The run body of the request, validated (the common shape without Joi, see runBodyFastPath.ts), its `checkpoint`
+ * checked against the thread the run is on (`threadId`, from the authorized path; null for a threadless run).
+ */
+export function readRunRequest(ctx: Koa.Context, threadId: string | null): RunRequest {
   const body = (fastRunBody(ctx.state.body) as RawRunBody | null) ?? validatePart<RawRunBody>(runBody, ctx.state.body, 'body');
-  return withStreamModes(withRequestHeaders(body, ctx.headers));
+  return withStreamModes(withRequestHeaders(scopedToThread(body, threadId, ['body']), ctx.headers));
 }
 
 /** A validated run body with `stream_mode` as a list (`values` when none was asked for). */
@@ -84,7 +88,7 @@ export function registerRunRoutes(router: Router, services: RuntimeServices): vo
 
   const stream = async (ctx: Koa.Context) => {
     const threadId = threadIdOf(ctx);
-    const request = readRunRequest(ctx);
+    const request = readRunRequest(ctx, threadId);
     const { prepared, queued } = await prepareOrQueue(userOf(ctx), threadId, request);
     const runId = (prepared?.run ?? queued!).run_id;
     const location = threadId ? `/threads/${threadId}/runs/${runId}` : `/runs/${runId}`;
@@ -100,7 +104,7 @@ export function registerRunRoutes(router: Router, services: RuntimeServices): vo
 
   const wait = async (ctx: Koa.Context) => {
     const threadId = threadIdOf(ctx);
-    const request = readRunRequest(ctx);
+    const request = readRunRequest(ctx, threadId);
     const prepared = await services.runService.prepare(userOf(ctx), threadId, request);
     const abort = new AbortController();
     if (request.on_disconnect === 'cancel') ctx.res.once('close', () => ctx.res.writableFinished || abort.abort());

@@ -7,8 +7,9 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import { STATE_UPDATE_EVENT } from '../../execution/threadFollower';
 import { validatePart } from '../../../http/validation';
-import { ConflictError } from '../../../errors';
-import type { CheckpointRef, HistoryQuery } from '../../execution/threadState';
+import { NotFoundError } from '../../../errors';
+import type { HistoryQuery } from '../../execution/threadState';
+import { checkpointIn, type CheckpointRef } from '../../execution/threadScope';
 import {
   historyBody,
   historyQuery,
@@ -20,10 +21,24 @@ import {
 } from '../schemas';
 import { filterFor, type RuntimeServices } from './context';
 
-type HistoryInput = Omit<HistoryQuery, 'metadata' | 'checkpoint'> & {
+type SentCheckpoint = CheckpointRef & { thread_id?: string | null };
+
+type HistoryInput = Omit<HistoryQuery, 'metadata' | 'checkpoint' | 'before'> & {
   metadata?: Record<string, unknown> | null;
-  checkpoint?: CheckpointRef | null;
+  checkpoint?: SentCheckpoint | null;
+  before?: string | SentCheckpoint | { configurable: SentCheckpoint } | null;
 };
+
+/** `before` as the checkpoint id it names (a checkpoint, or a config holding one, must be of the same thread). */
+function beforeIn(threadId: string, before: HistoryInput['before']): string | undefined {
+  if (!before) return undefined;
+  if (typeof before === 'string') return before;
+  const ref =
+    'configurable' in before
+      ? checkpointIn(threadId, before.configurable, ['body', 'before', 'configurable'])
+      : checkpointIn(threadId, before, ['body', 'before']);
+  return ref.checkpoint_id;
+}
 
 export function registerThreadStateRoutes(router: Router, services: RuntimeServices): void {
   const threadIdOf = (ctx: Koa.Context) => validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path').threadId;
@@ -52,24 +67,28 @@ export function registerThreadStateRoutes(router: Router, services: RuntimeServi
 
   router.post('/threads/:threadId/state/checkpoint', async (ctx) => {
     const threadId = threadIdOf(ctx);
-    const body = validatePart<{ checkpoint?: CheckpointRef | null; subgraphs?: boolean }>(
+    const body = validatePart<{ checkpoint?: SentCheckpoint | null; subgraphs?: boolean }>(
       stateAtCheckpointBody,
       ctx.state.body,
       'body',
     );
+    const checkpoint = checkpointIn(threadId, body.checkpoint, ['body', 'checkpoint']);
     const filter = await readFilter(ctx, threadId);
-    answerJson(ctx, await services.threadState.get(threadId, filter, body.checkpoint ?? {}, Boolean(body.subgraphs)));
+    answerJson(ctx, await services.threadState.get(threadId, filter, checkpoint, Boolean(body.subgraphs)));
   });
 
   router.post('/threads/:threadId/state', async (ctx) => {
     const threadId = threadIdOf(ctx);
-    const body = validatePart<{ values?: unknown; as_node?: string; checkpoint_id?: string; checkpoint?: CheckpointRef | null }>(
+    const body = validatePart<{ values?: unknown; as_node?: string; checkpoint_id?: string; checkpoint?: SentCheckpoint | null }>(
       stateUpdateBody,
       ctx.state.body,
       'body',
     );
+    const checkpoint = {
+      ...checkpointIn(threadId, body.checkpoint, ['body', 'checkpoint']),
+      ...(body.checkpoint_id ? { checkpoint_id: body.checkpoint_id } : {}),
+    };
     const filter = await filterFor(services, ctx, 'threads', 'update', { thread_id: threadId, ...body });
-    const checkpoint = { ...(body.checkpoint ?? {}), ...(body.checkpoint_id ? { checkpoint_id: body.checkpoint_id } : {}) };
     ctx.body = await services.threadState.update(threadId, filter, { values: body.values, asNode: body.as_node, checkpoint });
     // Thread streams show the update (`state_update`, as the Python server publishes it).
     const state = await services.threadState.get(threadId, filter, {}, false);
@@ -82,9 +101,9 @@ export function registerThreadStateRoutes(router: Router, services: RuntimeServi
     const body = validatePart<HistoryInput>(historyBody, ctx.state.body, 'body');
     const query: HistoryQuery = {
       limit: body.limit,
-      before: body.before ?? undefined,
+      before: beforeIn(threadId, body.before),
       metadata: body.metadata ?? undefined,
-      checkpoint: body.checkpoint ?? undefined,
+      checkpoint: checkpointIn(threadId, body.checkpoint, ['body', 'checkpoint']),
     };
     answerJson(ctx, await services.threadState.history(threadId, await readFilter(ctx, threadId), query));
   });
@@ -98,13 +117,13 @@ export function registerThreadStateRoutes(router: Router, services: RuntimeServi
   router.post('/threads/:threadId/copy', async (ctx) => {
     const threadId = threadIdOf(ctx);
     const filter = await readFilter(ctx, threadId);
-    // 409 for a thread that is missing or outside the caller's filter alike, as the JS server answers a copy (its
-    // auth suite: another user's copy is "HTTP 409"); the same answer for both reveals nothing of other users' threads.
+    // 404 for a thread that is missing or outside the caller's filter alike, as the Python server answers (the JS dev
+    // server says 409); the same answer for both reveals nothing of other users' threads.
     const source = await services.threads.get(threadId, filter);
-    if (!source) throw new ConflictError(`Thread with ID ${threadId} not found.`);
+    if (!source) throw new NotFoundError(`Thread with ID ${threadId} not found.`);
     await filterFor(services, ctx, 'threads', 'create', { thread_id: null, metadata: { ...source.metadata } });
     const copy = await services.threads.copy(threadId, filter);
-    if (!copy) throw new ConflictError(`Thread with ID ${threadId} not found.`);
+    if (!copy) throw new NotFoundError(`Thread with ID ${threadId} not found.`);
     ctx.body = copy;
   });
 }

@@ -27,5 +27,7 @@ export function registerThreadStreamRoutes(router: Router, services: RuntimeServ
     const afterId = await threadStreamStart(services.eventStore, threadId, ctx.get('Last-Event-ID') || null);
     const deps = { runEvents: services.runEvents, eventStore: services.eventStore };
     respondWithEvents(ctx, `/threads/${threadId}`, (signal) => followThread(deps, threadId, afterId, modes, signal), true);
+    // A quiet thread may send nothing for a while: the client learns it is connected now, not at the first heartbeat.
+    ctx.res.flushHeaders();
   });
 }
