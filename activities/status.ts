@@ -5,7 +5,7 @@
  */
 import type { DeploymentStatus } from '../workflows/messages';
 import { PipelineState } from '../src/db/repositories/pipelineState';
-import { logger } from '../src/logger';
+import { logger } from '@graphx/kit/logger';
 import type { ActivityDeps } from './deps';
 import type { RecordRevisionStatusInput } from './types';
 

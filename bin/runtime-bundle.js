@@ -29,7 +29,8 @@ function sourceFiles(dir) {
 /** sha256 of every source file (path and content), this script and the esbuild version: the cache key. */
 function sourceDigest(esbuildVersion) {
   const hash = crypto.createHash('sha256').update(esbuildVersion).update(fs.readFileSync(__filename));
-  for (const file of sourceFiles(SOURCE_DIR)) hash.update(path.relative(ROOT, file)).update('\0').update(fs.readFileSync(file));
+  for (const file of [...sourceFiles(SOURCE_DIR), ...sourceFiles(path.join(ROOT, 'packages', 'kit', 'src'))])
+    hash.update(path.relative(ROOT, file)).update('\0').update(fs.readFileSync(file));
   return hash.digest('hex').slice(0, 16);
 }
 
@@ -51,12 +52,20 @@ function runtimeBundle() {
   return outfile;
 }
 
-function build(outfile) {
-  require('esbuild').buildSync({
+/** npm packages stay in node_modules; the workspace's own packages (@graphx/*, TypeScript sources) are bundled. */
+const ownPackagesBundled = {
+  name: 'graphx-externals',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, (args) => (args.path.startsWith('@graphx/') ? undefined : { external: true }));
+  },
+};
+
+async function build(outfile) {
+  await require('esbuild').build({
     entryPoints: [ENTRY],
     outfile,
     bundle: true,
-    packages: 'external',
+    plugins: [ownPackagesBundled],
     platform: 'node',
     format: 'cjs',
     target: 'node20',
@@ -67,6 +76,10 @@ function build(outfile) {
 module.exports = { runtimeBundle };
 
 if (require.main === module) {
-  if (process.argv[2] === '--build') build(process.argv[3]);
-  else console.log(runtimeBundle());
+  if (process.argv[2] === '--build') {
+    build(process.argv[3]).catch((error) => {
+      console.error(error);
+      process.exit(1);
+    });
+  } else console.log(runtimeBundle());
 }

@@ -3,7 +3,7 @@
  * and the runtime's own compiled entry (runtimeMain.ts, bundled by bin/runtime-bundle.js).
  */
 import { CommanderError, type Command } from 'commander';
-import { ConfigError } from '../config';
+import { ConfigError } from '@graphx/kit/errors';
 import { EXIT } from './exitCodes';
 
 /** Adds `runtime`, `runtime-prepare` and `dev` to `program`. */

@@ -12,7 +12,7 @@ import { createBuildCgroup } from './buildCgroup';
 import { DEFAULT_REGISTRY_HOSTS, openBuildEgress } from './buildEgress';
 import { buildIdLine, killBuildSteps } from './buildSteps';
 import { APP_DIR, BERRY_BIN, RUNTIME_HOME, RUNTIME_UID } from './runtimeImage';
-import { linkTree } from '../os/linkTree';
+import { linkTree } from '@graphx/kit/os/linkTree';
 
 export interface RevisionImage {
   ref: string;

@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ContainerEngine } from './engine';
-import { linkTree } from '../os/linkTree';
+import { linkTree } from '@graphx/kit/os/linkTree';
 
 /** uid/gid of the unprivileged user every runtime and revision container runs as. */
 export const RUNTIME_UID = 10001;

@@ -6,7 +6,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { DeploymentRepository } from '../db/repositories/deployments';
 import { RevisionRepository, type RevisionRecord } from '../db/repositories/revisions';
-import { ConflictError, deploymentNotFound, revisionNotFound } from '../errors';
+import { ConflictError, deploymentNotFound, revisionNotFound } from '@graphx/kit/errors';
 import { queryRevisionStatus, retryRevision, signalRevision } from '../pipeline/deploymentWorkflowClient';
 import {
   deploymentWorkflowId,

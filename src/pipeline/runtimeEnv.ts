@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../config';
 import { readRepoFile } from '../security/repoFile';
-import { minimalPath } from '../os/processes';
+import { minimalPath } from '@graphx/kit/os/processes';
 import type { RevisionSpec } from './revisionSpec';
 
 /** How an instance is started; injectable so tests can supervise a small script instead of the runtime. */

@@ -8,8 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
 import Joi from 'joi';
-import { ConfigError } from '../config';
-import { logger } from '../logger';
+import { ConfigError } from '@graphx/kit/errors';
+import { logger } from '@graphx/kit/logger';
 import { missingEnvFileWarning } from './configKeys';
 import type { CorsConfig } from './http/cors';
 

@@ -5,7 +5,7 @@
  * assistant its filter hides (the anchor's 2026 fix). System assistants belong to the deployment, not to a user,
  * so they are not filtered for runs.
  */
-import { NotFoundError } from '../errors';
+import { NotFoundError } from '@graphx/kit/errors';
 import { authorize } from './auth/authorization';
 import type { CustomAuth } from './auth/authMiddleware';
 import type { AuthUser } from './auth/authUser';

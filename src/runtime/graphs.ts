@@ -6,7 +6,7 @@
 import crypto from 'node:crypto';
 import type { BaseStore } from '@langchain/langgraph-checkpoint';
 import type { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
-import { ConfigError } from '../config';
+import { ConfigError } from '@graphx/kit/errors';
 import type { GraphSpec } from './appConfig';
 import { importExport } from './moduleLoader';
 import { extractStaticGraphSchemas, type StaticGraphSchemas } from './staticGraphSchemas';

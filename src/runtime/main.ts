@@ -3,8 +3,8 @@
  * environment) and `graphx dev` (one application directory alone, embedded PostgreSQL, no control plane).
  */
 import path from 'node:path';
-import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../os/embeddedPostgres';
-import { logger } from '../logger';
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@graphx/kit/os/embeddedPostgres';
+import { logger } from '@graphx/kit/logger';
 import { loadAppConfig } from './appConfig';
 import { loopbackToken } from './http/loopback';
 import { startRuntime, type RunningRuntime } from './server';

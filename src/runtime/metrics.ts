@@ -4,7 +4,7 @@
  * (bench/runtime.ts): the per-assistant children are looked up once and cached, so a run costs a few increments.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { createMetricsRegistry, HttpMetrics, LATENCY_BUCKETS } from '../http/metrics';
+import { createMetricsRegistry, HttpMetrics, LATENCY_BUCKETS } from '@graphx/kit/http/metrics';
 
 /** What one assistant's runs increment. */
 interface AssistantSeries {

@@ -4,7 +4,7 @@
  * (typeScriptModules.ts) into a plain ES module next to its source; no transpiler stays in the process.
  */
 import { pathToFileURL } from 'node:url';
-import { ConfigError } from '../config';
+import { ConfigError } from '@graphx/kit/errors';
 import type { ModuleExportRef } from './appConfig';
 import { compileTypeScript, isTypeScript } from './typeScriptModules';
 

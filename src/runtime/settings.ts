@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import Joi from 'joi';
-import { ConfigError } from '../config';
+import { ConfigError } from '@graphx/kit/errors';
 
 export interface RuntimeSettings {
   port: number;

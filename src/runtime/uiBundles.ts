@@ -10,7 +10,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ConfigError } from '../config';
+import { ConfigError } from '@graphx/kit/errors';
 
 const execFileAsync = promisify(execFile);
 

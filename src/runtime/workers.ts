@@ -6,7 +6,7 @@
  * forks, replaces a worker that died, and forwards SIGTERM/SIGINT so all of them drain before it exits.
  */
 import cluster, { type Worker } from 'node:cluster';
-import { logger } from '../logger';
+import { logger } from '@graphx/kit/logger';
 
 const RESTART_DELAY_MS = 1_000;
 

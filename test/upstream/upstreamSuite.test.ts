@@ -10,7 +10,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
-import { findFreePort } from '../../src/net/ports';
+import { findFreePort } from '@graphx/kit/net/ports';
 import {
   createTestDatabase,
   projectRoot,

@@ -4,9 +4,9 @@
  * graphx-studio`) is admitted only with a valid control-plane key; the header alone is never trusted.
  */
 import type Koa from 'koa';
-import { UnauthorizedError } from '../../errors';
+import { UnauthorizedError } from '@graphx/kit/errors';
 import { ControlPlaneUnavailableError, type ControlPlaneClient } from '../controlPlaneClient';
-import { HttpExceptionError } from '../../http/httpException';
+import { HttpExceptionError } from '@graphx/kit/http/httpException';
 import { isLoopbackRequest, LOOPBACK_HEADER } from '../http/loopback';
 import type { AuthorizationCallback } from './authorization';
 import { normaliseAuthResult, studioUser, type AuthUser, type RequestAuth } from './authUser';

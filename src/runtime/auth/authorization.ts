@@ -4,7 +4,7 @@
  * (`value`, `{$eq}`, `{$contains}`, keys ANDed). Filters become one JSONB containment object, so the database
  * applies them with `metadata @> filter`.
  */
-import { ForbiddenError } from '../../errors';
+import { ForbiddenError } from '@graphx/kit/errors';
 import type { AuthUser } from './authUser';
 
 export type AuthFilter = Record<string, unknown>;

@@ -4,8 +4,8 @@
  * latest, by a poll every lease period (which also picks up the runs of an instance that died). This instance's
  * events go to RunEvents for join streams.
  */
-import { ConflictError, NotFoundError } from '../../errors';
-import { logger } from '../../logger';
+import { ConflictError, NotFoundError } from '@graphx/kit/errors';
+import { logger } from '@graphx/kit/logger';
 import type { AuthUser } from '../auth/authUser';
 import { RESERVED_FOR, type QueuedRun, type RunQueueStore } from '../storage/runQueueStore';
 import { runFields, type Run, type RunStore } from '../storage/runStore';

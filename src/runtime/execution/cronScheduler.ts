@@ -5,7 +5,7 @@
  * future tick (as `cron` does). The run id is derived from the cron and its tick, so an instance that died between
  * queueing and committing leaves a run the next instance recognises instead of queueing a second one.
  */
-import { logger } from '../../logger';
+import { logger } from '@graphx/kit/logger';
 import type { CronStore, DueCron } from '../storage/cronStore';
 import type { RunQueueStore } from '../storage/runQueueStore';
 import type { ThreadStore } from '../storage/threadStore';

@@ -5,7 +5,7 @@
  * per run.
  */
 import crypto from 'node:crypto';
-import { NotFoundError } from '../../errors';
+import { NotFoundError } from '@graphx/kit/errors';
 import type { AuthUser } from '../auth/authUser';
 import type { AssistantDirectory } from '../assistants';
 import type { Cron, CronStore } from '../storage/cronStore';

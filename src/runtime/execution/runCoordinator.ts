@@ -6,7 +6,7 @@
  * latest after one lease period, so a thread whose owner died is taken over once its lease has expired.
  */
 import { Client, type Pool } from 'pg';
-import { logger } from '../../logger';
+import { logger } from '@graphx/kit/logger';
 import type { CancelAction, ThreadLeases } from '../storage/threadLeases';
 
 const CHANNEL = 'graphx_runtime';

@@ -5,7 +5,7 @@
  * loop and run), where a join or thread stream on any instance reads them. Whoever waits for news of a run or a
  * thread (runFollower.ts) is woken by a local publish or by another instance's notification (`noteRemote`).
  */
-import { logger } from '../../logger';
+import { logger } from '@graphx/kit/logger';
 import { END_EVENT, type EventToStore, type RunEventStore } from '../storage/runEventStore';
 import type { StreamEvent } from './graphStream';
 import { toWireJson } from './serialize';

@@ -4,8 +4,8 @@
  * hand the finished run to the recorder. Runs execute in the process that received the request: no queue, no poll.
  */
 import crypto from 'node:crypto';
-import { NotFoundError } from '../../errors';
-import { logger } from '../../logger';
+import { NotFoundError } from '@graphx/kit/errors';
+import { logger } from '@graphx/kit/logger';
 import { authorize, type AuthFilter } from '../auth/authorization';
 import type { CustomAuth } from '../auth/authMiddleware';
 import type { AuthUser } from '../auth/authUser';

@@ -4,7 +4,7 @@
  * owner deletes the run and the checkpoints it wrote, then runs; `enqueue` waits for the running run to end. Waiting
  * is bounded (then 409) and event-driven (runCoordinator.ts); the run that waits executes here once it has the thread.
  */
-import { ConflictError, NotFoundError } from '../../errors';
+import { ConflictError, NotFoundError } from '@graphx/kit/errors';
 import type { RunStore } from '../storage/runStore';
 import type { ContainmentFilter } from '../storage/threadStore';
 import type { RunCoordinator } from './runCoordinator';

@@ -7,7 +7,7 @@
  * event and the end of each run (`metadata` `{status: "run_done", run_id}`), `lifecycle` only a run's start
  * (its `metadata`) and end, `state_update` only the `state_update` events of `POST /threads/{id}/state`.
  */
-import { InputError } from '../../errors';
+import { InputError } from '@graphx/kit/errors';
 import { END_EVENT, type RunEventStore, type StoredRunEvent } from '../storage/runEventStore';
 import type { StreamEvent } from './graphStream';
 import type { RunEvents } from './runEvents';

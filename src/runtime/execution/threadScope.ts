@@ -4,7 +4,7 @@
  * payload, a batch item) may point inside that thread (a checkpoint, a namespace) but never at another one: the
  * LangGraph config that reaches the checkpointer is built here, with `thread_id` written last.
  */
-import { ValidationError } from '../../errors';
+import { ValidationError } from '@graphx/kit/errors';
 
 /** What a request may say about a checkpoint: where inside the thread, never which thread. */
 export interface CheckpointRef {

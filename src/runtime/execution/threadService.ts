@@ -3,7 +3,7 @@
  * dropping the checkpoints) (state and history: threadState.ts). Every operation takes the caller's authorization filter;
  * a thread outside it is not found.
  */
-import { NotFoundError } from '../../errors';
+import { NotFoundError } from '@graphx/kit/errors';
 import type { AuthFilter } from '../auth/authorization';
 import type { RunStatus, RunStore } from '../storage/runStore';
 import type { ThreadQuery, ThreadStatus, ThreadStore } from '../storage/threadStore';

@@ -4,7 +4,7 @@
  * the thread's metadata by its first run), so channels are decoded exactly as the graph wrote them.
  */
 import crypto from 'node:crypto';
-import { ConflictError, InputError, NotFoundError } from '../../errors';
+import { ConflictError, InputError, NotFoundError } from '@graphx/kit/errors';
 import type { GraphRegistry, GraphStateSnapshot, LoadedGraph, RunnableGraph } from '../graphs';
 import type { ThreadLeases } from '../storage/threadLeases';
 import type { ContainmentFilter, Thread, ThreadStatus, ThreadStore } from '../storage/threadStore';

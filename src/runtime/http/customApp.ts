@@ -9,8 +9,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type Koa from 'koa';
-import { ConfigError } from '../../config';
-import { NotFoundError } from '../../errors';
+import { ConfigError } from '@graphx/kit/errors';
+import { NotFoundError } from '@graphx/kit/errors';
 import type { RouteGroup } from '../appConfig';
 
 export interface FetchApp {

@@ -9,7 +9,7 @@ import type { ServerResponse } from 'node:http';
 import type Koa from 'koa';
 import type { StreamEvent } from '../execution/graphStream';
 import { toWireJson } from '../execution/serialize';
-import { logger } from '../../logger';
+import { logger } from '@graphx/kit/logger';
 
 /** One SSE frame (with its `id:` line when the event has one). JSON never contains a raw newline: one data line. */
 export function sseFrame(event: StreamEvent & { id?: string }): string {

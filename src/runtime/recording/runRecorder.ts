@@ -3,7 +3,7 @@
  * batch), so a stream closes without waiting on the database. A failed write is retried; `close()` drains the queue
  * before the process exits.
  */
-import { logger } from '../../logger';
+import { logger } from '@graphx/kit/logger';
 import type { OwnedRun, RunStore, TraceRecord } from '../storage/runStore';
 
 const BATCH_SIZE = 500;

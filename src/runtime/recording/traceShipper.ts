@@ -2,7 +2,7 @@
  * Delivers the trace outbox to the control plane in batches. It runs when new records were written and on a slow
  * timer (records left by an instance that died, or a control plane that was down); never on the request path.
  */
-import { logger } from '../../logger';
+import { logger } from '@graphx/kit/logger';
 import type { ControlPlaneClient } from '../controlPlaneClient';
 import type { RunStore } from '../storage/runStore';
 

@@ -7,8 +7,8 @@
  * anchor's Python server denies such webhooks by default since they let a caller drive the app's own routes.
  */
 import net from 'node:net';
-import { postForm } from '../../net/formPost';
-import { guardedLookup, isRefusedAddress, RefusedDestinationError } from '../../net/outboundPolicy';
+import { postForm } from '@graphx/kit/net/formPost';
+import { guardedLookup, isRefusedAddress, RefusedDestinationError } from '@graphx/kit/net/outboundPolicy';
 import type { Run } from '../storage/runStore';
 import { toWireJson } from '../execution/serialize';
 import { loopbackFetch } from '../http/loopback';

@@ -5,7 +5,7 @@
  * assistant outside the caller's filter is indistinguishable from a missing one.
  */
 import type { Pool, PoolClient } from 'pg';
-import { ConflictError, NotFoundError } from '../../errors';
+import { ConflictError, NotFoundError } from '@graphx/kit/errors';
 import type { Assistant } from '../graphs';
 
 export type ContainmentFilter = Record<string, unknown>;

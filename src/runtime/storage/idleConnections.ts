@@ -1,5 +1,5 @@
 import type { EventEmitter } from 'node:events';
-import { logger } from '../../logger';
+import { logger } from '@graphx/kit/logger';
 
 /**
  * Logs, instead of dying on, the `error` a pg pool emits when PostgreSQL ends one of its idle connections (a restart,

@@ -3,7 +3,7 @@
  * (`namespace_path LIKE 'ali%'` also finds `alice`): its rows are checked label by label here, and when a check can drop
  * a row, the page is cut after checking from a scan that starts at offset 0 (as the anchor's authorized scan does).
  */
-import { InputError } from '../../errors';
+import { InputError } from '@graphx/kit/errors';
 
 /** Rows read per scan step, and at most in all (beyond it the request is refused: narrow the prefix). */
 export const SCAN_PAGE = 1000;

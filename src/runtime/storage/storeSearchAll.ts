@@ -5,7 +5,7 @@
  * semantic query, else newest first, as each page is ordered.
  */
 import type { BaseStore, SearchItem } from '@langchain/langgraph-checkpoint';
-import { InputError } from '../../errors';
+import { InputError } from '@graphx/kit/errors';
 import { hasPrefix, MAX_SCANNED, SCAN_PAGE, scanPage } from './storeScan';
 
 export interface StoreSearchOptions {

@@ -4,7 +4,7 @@
  */
 import crypto from 'node:crypto';
 import type { Pool } from 'pg';
-import { ConflictError } from '../../errors';
+import { ConflictError } from '@graphx/kit/errors';
 
 export type ThreadStatus = 'idle' | 'busy' | 'interrupted' | 'error';
 

@@ -15,8 +15,8 @@ import type { ContainerEngine, ContainerLogLine } from '../../containers/engine'
 import { RevisionImages } from '../../containers/revisionImages';
 import { RUNTIME_UID } from '../../containers/runtimeImage';
 import type { Db } from '../../db/knex';
-import { logger } from '../../logger';
-import { findFreePort } from '../../net/ports';
+import { logger } from '@graphx/kit/logger';
+import { findFreePort } from '@graphx/kit/net/ports';
 import { deploymentDatabaseName, deploymentDatabasePassword } from '../../pipeline/deploymentDatabase';
 import type { RevisionSpec } from '../../pipeline/revisionSpec';
 import { containerEnvironment } from '../../pipeline/runtimeEnv';

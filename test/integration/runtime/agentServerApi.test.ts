@@ -4,7 +4,7 @@
  */
 import { Client } from '@langchain/langgraph-sdk';
 import { Client as PgClient } from 'pg';
-import { waitFor } from '../../../src/net/ports';
+import { waitFor } from '@graphx/kit/net/ports';
 import { createTestDatabase, readSse, startDevRuntime, type RuntimeProcess } from './support/runtimeHarness';
 
 const hi = { messages: [{ role: 'user', content: 'hi' }] };

@@ -4,7 +4,7 @@
  * a handler returning false is a 403.
  */
 import { Client } from '@langchain/langgraph-sdk';
-import { findFreePort } from '../../../src/net/ports';
+import { findFreePort } from '@graphx/kit/net/ports';
 import { createTestDatabase, projectRoot, spawnRuntime, type RuntimeProcess } from './support/runtimeHarness';
 
 let database: Awaited<ReturnType<typeof createTestDatabase>>;

@@ -5,7 +5,7 @@
  */
 import { Client } from '@langchain/langgraph-sdk';
 import { Client as PgClient } from 'pg';
-import { waitFor } from '../../../src/net/ports';
+import { waitFor } from '@graphx/kit/net/ports';
 import { createTestDatabase, startDevRuntime, type RuntimeProcess } from './support/runtimeHarness';
 
 const LEASE = { GRAPHX_RUNTIME_LEASE_MS: '2000' };

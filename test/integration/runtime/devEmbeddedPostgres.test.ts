@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@langchain/langgraph-sdk';
-import { findFreePort } from '../../../src/net/ports';
+import { findFreePort } from '@graphx/kit/net/ports';
 import { fixtureConfig, projectRoot, spawnRuntime, type RuntimeProcess } from './support/runtimeHarness';
 
 const appDir = path.join(projectRoot, '.test-data', `dev-embedded-${process.pid}`);

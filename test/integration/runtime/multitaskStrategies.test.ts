@@ -4,7 +4,7 @@
  */
 import { Client } from '@langchain/langgraph-sdk';
 import { Client as PgClient } from 'pg';
-import { waitFor } from '../../../src/net/ports';
+import { waitFor } from '@graphx/kit/net/ports';
 import { createTestDatabase, startDevRuntime, type RuntimeProcess } from './support/runtimeHarness';
 
 let database: Awaited<ReturnType<typeof createTestDatabase>>;

@@ -2,8 +2,8 @@
  * The Joi-free check of run bodies (src/runtime/http/runBodyFastPath.ts) must never accept what the Joi schema
  * refuses, and must return what Joi returns for what it accepts; everything else is left to Joi.
  */
-import { validatePart } from '../../../src/http/validation';
-import { ValidationError } from '../../../src/errors';
+import { validatePart } from '@graphx/kit/http/validation';
+import { ValidationError } from '@graphx/kit/errors';
 import { fastRunBody } from '../../../src/runtime/http/runBodyFastPath';
 import { runBody } from '../../../src/runtime/http/schemas';
 

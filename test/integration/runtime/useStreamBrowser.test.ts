@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Client } from '@langchain/langgraph-sdk';
 import * as esbuild from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { waitFor } from '../../../src/net/ports';
+import { waitFor } from '@graphx/kit/net/ports';
 import { createTestDatabase, projectRoot, startDevRuntime, type RuntimeProcess } from './support/runtimeHarness';
 
 // The callbacks of page.waitForFunction run in the page; the test's TypeScript has no DOM library.

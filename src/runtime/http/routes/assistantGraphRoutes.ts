@@ -4,7 +4,7 @@
  */
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { validatePart } from '../../../http/validation';
+import { validatePart } from '@graphx/kit/http/validation';
 import type { Assistant, RunnableGraph } from '../../graphs';
 import { graphSchemaOf } from '../../graphSchemas';
 import { staticSchemaAt } from '../../staticGraphSchemas';

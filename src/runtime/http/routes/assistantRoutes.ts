@@ -7,8 +7,8 @@
 import crypto from 'node:crypto';
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { ConflictError, NotFoundError, ValidationError } from '../../../errors';
-import { validatePart } from '../../../http/validation';
+import { ConflictError, NotFoundError, ValidationError } from '@graphx/kit/errors';
+import { validatePart } from '@graphx/kit/http/validation';
 import { ThreadService } from '../../execution/threadService';
 import type { Assistant } from '../../graphs';
 import type { AssistantFields, AssistantQuery, AssistantSearch } from '../../storage/assistantStore';

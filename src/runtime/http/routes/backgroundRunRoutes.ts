@@ -6,8 +6,8 @@
  */
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { validatePart } from '../../../http/validation';
-import { ConflictError, NotFoundError } from '../../../errors';
+import { validatePart } from '@graphx/kit/http/validation';
+import { ConflictError, NotFoundError } from '@graphx/kit/errors';
 import { FINISHED_STATUSES } from '../../execution/backgroundRuns';
 import { followRun } from '../../execution/runFollower';
 import { queryList } from '../queryList';

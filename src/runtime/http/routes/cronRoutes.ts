@@ -4,8 +4,8 @@
  */
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { NotFoundError } from '../../../errors';
-import { validatePart } from '../../../http/validation';
+import { NotFoundError } from '@graphx/kit/errors';
+import { validatePart } from '@graphx/kit/http/validation';
 import { CronService, type CronBody } from '../../execution/cronService';
 import type { Cron, CronPage, CronQuery } from '../../storage/cronStore';
 import { cronCountBody, cronCreateBody, cronIdParams, cronPatchBody, cronSearchBody, threadIdParams } from '../schemas';

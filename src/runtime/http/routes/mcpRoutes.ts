@@ -8,9 +8,9 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
 import type Koa from 'koa';
-import { DomainError, ValidationError } from '../../../errors';
-import { HttpExceptionError } from '../../../http/httpException';
-import { validatePart } from '../../../http/validation';
+import { DomainError, ValidationError } from '@graphx/kit/errors';
+import { HttpExceptionError } from '@graphx/kit/http/httpException';
+import { validatePart } from '@graphx/kit/http/validation';
 import { callAssistantTool, toolsOf, type AssistantTool } from '../../execution/assistantTools';
 import type { Assistant } from '../../graphs';
 import { graphSchemaOf } from '../../graphSchemas';

@@ -3,7 +3,7 @@
  * gateway does not forward it), all without authentication (auth/authMiddleware.ts PUBLIC_PATHS).
  */
 import type Router from '@koa/router';
-import { metricsHandler } from '../../../http/metrics';
+import { metricsHandler } from '@graphx/kit/http/metrics';
 import type { RuntimeServices } from './context';
 
 export function registerMetaRoutes(router: Router, services: RuntimeServices): void {

@@ -1,8 +1,8 @@
 /** Runs: streamed (SSE) or waited for, threadless or on a thread. */
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { ConflictError } from '../../../errors';
-import { validatePart } from '../../../http/validation';
+import { ConflictError } from '@graphx/kit/errors';
+import { validatePart } from '@graphx/kit/http/validation';
 import type { AuthUser } from '../../auth/authUser';
 import type { ApiStreamMode, StreamEvent } from '../../execution/graphStream';
 import { followRun } from '../../execution/runFollower';

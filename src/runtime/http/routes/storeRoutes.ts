@@ -7,8 +7,8 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { BaseStore, Item } from '@langchain/langgraph-checkpoint';
-import { validatePart } from '../../../http/validation';
-import { ForbiddenError, InputError, NotFoundError } from '../../../errors';
+import { validatePart } from '@graphx/kit/http/validation';
+import { ForbiddenError, InputError, NotFoundError } from '@graphx/kit/errors';
 import { authorize, contains, type AuthFilter } from '../../auth/authorization';
 import { toWireJson } from '../../execution/serialize';
 import { listNamespaces } from '../../storage/storeNamespaces';

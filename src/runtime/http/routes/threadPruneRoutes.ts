@@ -5,8 +5,8 @@
  * skipped and not counted.
  */
 import type Router from '@koa/router';
-import { NotFoundError } from '../../../errors';
-import { validatePart } from '../../../http/validation';
+import { NotFoundError } from '@graphx/kit/errors';
+import { validatePart } from '@graphx/kit/http/validation';
 import { ThreadService } from '../../execution/threadService';
 import { threadPruneBody } from '../schemas';
 import { filterFor, type RuntimeServices } from './context';

@@ -6,8 +6,8 @@
  */
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { InputError } from '../../../errors';
-import { validatePart } from '../../../http/validation';
+import { InputError } from '@graphx/kit/errors';
+import { validatePart } from '@graphx/kit/http/validation';
 import type { Superstep } from '../../execution/threadState';
 import { ThreadService, type ThreadSearchInput } from '../../execution/threadService';
 import {

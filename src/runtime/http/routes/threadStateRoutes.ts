@@ -6,8 +6,8 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import { STATE_UPDATE_EVENT } from '../../execution/threadFollower';
-import { validatePart } from '../../../http/validation';
-import { NotFoundError } from '../../../errors';
+import { validatePart } from '@graphx/kit/http/validation';
+import { NotFoundError } from '@graphx/kit/errors';
 import type { HistoryQuery } from '../../execution/threadState';
 import { checkpointIn, type CheckpointRef } from '../../execution/threadScope';
 import {

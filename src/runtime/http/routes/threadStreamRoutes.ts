@@ -4,8 +4,8 @@
  * thread outside the filter is 404.
  */
 import type Router from '@koa/router';
-import { NotFoundError } from '../../../errors';
-import { validatePart } from '../../../http/validation';
+import { NotFoundError } from '@graphx/kit/errors';
+import { validatePart } from '@graphx/kit/http/validation';
 import { followThread, threadStreamStart, type ThreadStreamMode } from '../../execution/threadFollower';
 import { queryList } from '../queryList';
 import { threadIdParams, threadStreamQuery } from '../schemas';

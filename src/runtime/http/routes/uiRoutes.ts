@@ -7,8 +7,8 @@
 import path from 'node:path';
 import type Router from '@koa/router';
 import Joi from 'joi';
-import { NotFoundError } from '../../../errors';
-import { validatePart } from '../../../http/validation';
+import { NotFoundError } from '@graphx/kit/errors';
+import { validatePart } from '@graphx/kit/http/validation';
 import type { UiFile } from '../../uiBundles';
 
 const uiBody = Joi.object({ name: Joi.string().required() }).unknown(true);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { createApp } from '../../../../src/api/app';
 import type { Db } from '../../../../src/db/knex';
-import { findFreePort, waitFor } from '../../../../src/net/ports';
+import { findFreePort, waitFor } from '@graphx/kit/net/ports';
 import { hashToken } from '../../../../src/security/secretBox';
 import { testConfig, testDb, testSecretBox, testTemporalClient } from '../../../support/env';
 

@@ -1,6 +1,6 @@
 /**
- * Domain errors. Domain code throws these and knows nothing of HTTP; `src/http/errors.ts` is the one place
- * that maps them to status codes and bodies.
+ * Domain errors. Domain code throws these and knows nothing of HTTP; `http/errors.ts` is the one place that maps them
+ * to status codes and bodies. `ConfigError` is a setting or file an operator must fix: commands exit 2 with its message.
  */
 export class DomainError extends Error {
   override name = 'DomainError';
@@ -44,6 +44,11 @@ export class ValidationError extends DomainError {
   constructor(readonly issues: ValidationIssue[]) {
     super(issues.map((issue) => `${issue.loc.join('.')}: ${issue.msg}`).join('; '));
   }
+}
+
+/** A setting, file or command-line value that cannot work; the command stops with this one line (exit 2). */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
 }
 
 /** Request body over the limit (413). */
