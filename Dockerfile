@@ -14,12 +14,16 @@ WORKDIR /app
 ENV GRAPHX_SKIP_TEMPORAL_INSTALL=1
 COPY package.json package-lock.json ./
 COPY scripts ./scripts
+# npm workspaces: every package's manifest must be there for `npm ci` (their sources come with the build stage).
+COPY packages/kit/package.json ./packages/kit/
+COPY packages/contract/package.json ./packages/contract/
+COPY packages/runtime/package.json ./packages/runtime/
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-# build: the sources, and the deployed apps' runtime bundle (dist/runtime), so no instance bundles it at start.
+# build: the sources, and the deployed apps' runtime bundle (packages/runtime/dist), so no instance bundles it at start.
 FROM deps AS build
 COPY . .
-RUN node bin/runtime-bundle.js
+RUN node packages/runtime/bin/bundle.js
 
 # runtime: the Node image, git (revision builds clone repositories), and the built tree, read-only to the app user.
 FROM ${NODE_IMAGE} AS runtime

@@ -12,8 +12,9 @@ module.exports = tseslint.config(
       '.test-data/**',
       '.temporal-cli/**',
       'test/fixtures/**',
-      'test/upstream/vendor/**',
-      'src/runtime/staticSchemas/vendor/**',
+      'packages/runtime/test/upstream/vendor/**',
+      'packages/runtime/src/staticSchemas/vendor/**',
+      'packages/*/dist/**',
       'coverage/**',
       'dist/**',
       'eslint.config.js',
@@ -66,7 +67,7 @@ module.exports = tseslint.config(
   // Layering fences (issue 9): the deployed runtime is a sibling of the control plane, the pipeline's steps reach a
   // target only through its port, and the database layer imports nothing above it.
   {
-    files: ['src/runtime/**/*.ts'],
+    files: ['packages/runtime/src/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

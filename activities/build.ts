@@ -7,7 +7,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import fs from 'node:fs';
 import path from 'node:path';
-import { documentedKeys, missingEnvFileWarning, reviewConfigKeys } from '../src/runtime/configKeys';
+import { documentedKeys, missingEnvFileWarning, reviewConfigKeys } from '@graphx/runtime/configKeys';
 import { minimalPath } from '@graphx/kit/os/processes';
 import { buildPaths, graphxConfigFile, isImageSource, type RevisionSpec } from '../src/pipeline/revisionSpec';
 import {

@@ -21,19 +21,21 @@ import type { PipelineActivities } from '../activities/types';
 import {
   BUILD_TASK_QUEUE,
   interruptSignal,
-  PIPELINE_STEPS,
   retryRevisionUpdate,
   retrySignal,
   statusQuery,
   supersedeSignal,
-  type PipelineStep,
-  type RevisionStatus,
   type RevisionStatusView,
   type RevisionWorkflowInput,
-  isFailedRevisionStatus,
-  NON_RETRYABLE_ERROR_TYPES,
   searchAttributeKeys,
 } from './messages';
+import {
+  PIPELINE_STEPS,
+  type PipelineStep,
+  type RevisionStatus,
+  isFailedRevisionStatus,
+  NON_RETRYABLE_ERROR_TYPES,
+} from '@graphx/contract/statuses';
 
 const RETRY_WAIT = '7 days';
 const RETRY_WAIT_MS = 7 * 24 * 3600 * 1000;

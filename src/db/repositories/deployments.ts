@@ -2,7 +2,7 @@
 import type { DbOrTx } from '../knex';
 import { ConflictError } from '@graphx/kit/errors';
 import { PreparedStatement } from '../prepared';
-import type { DeploymentStatus } from '../../../workflows/messages';
+import type { DeploymentStatus } from '@graphx/contract/statuses';
 import { REVISION_COLUMNS, toRevision, type RevisionRecord } from './revisions';
 import type { SourceConfig } from './sourceConfig';
 

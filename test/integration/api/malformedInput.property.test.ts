@@ -27,7 +27,7 @@ import {
   valueFor,
   type RawRequest,
 } from '../../support/fuzz';
-import { seedDeployment } from '../runtime/support/runtimeHarness';
+import { seedDeployment } from '../../../packages/runtime/test/integration/support/runtimeHarness';
 
 interface Operation {
   method: string;

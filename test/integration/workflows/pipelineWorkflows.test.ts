@@ -19,8 +19,8 @@ import {
   retrySignal,
   revisionWorkflowId,
   statusQuery,
-  type RevisionStatus,
 } from '../../../workflows/messages';
+import { type RevisionStatus } from '@graphx/contract/statuses';
 import { HEARTBEAT_THROTTLE } from '../../../src/worker';
 import { testEnv, testTemporalClient } from '../../support/env';
 

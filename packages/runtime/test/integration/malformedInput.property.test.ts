@@ -5,8 +5,8 @@
  */
 import fc from 'fast-check';
 import joiToJson from 'joi-to-json';
-import * as assistantSchemas from '../../../src/runtime/http/assistantSchemas';
-import * as runtimeSchemas from '../../../src/runtime/http/schemas';
+import * as assistantSchemas from '../../src/http/assistantSchemas';
+import * as runtimeSchemas from '../../src/http/schemas';
 import {
   FuzzViolations,
   bodyText,
@@ -20,7 +20,7 @@ import {
   shapeViolation,
   urlString,
   type RawRequest,
-} from '../../support/fuzz';
+} from '../../../../test/support/fuzz';
 import { createTestDatabase, startDevRuntime, type RuntimeProcess } from './support/runtimeHarness';
 import { runtimeRoutes, type RuntimeRoute } from './support/runtimeRoutes';
 

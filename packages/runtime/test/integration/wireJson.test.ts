@@ -1,6 +1,6 @@
 /** toWireJson (src/runtime/execution/serialize.ts) puts messages on the wire as dicts, wherever they are nested. */
 import { AIMessage, AIMessageChunk, HumanMessage } from '@langchain/core/messages';
-import { toWireJson } from '../../../src/runtime/execution/serialize';
+import { toWireJson } from '../../src/execution/serialize';
 
 test('messages nested in objects, arrays and tuples become {...fields, type}, other values are plain JSON', () => {
   const when = new Date('2026-01-02T03:04:05.000Z');

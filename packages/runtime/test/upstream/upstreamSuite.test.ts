@@ -11,14 +11,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { findFreePort } from '@graphx/kit/net/ports';
-import {
-  createTestDatabase,
-  projectRoot,
-  spawnRuntime,
-  type RuntimeProcess,
-} from '../integration/runtime/support/runtimeHarness';
+import { createTestDatabase, projectRoot, spawnRuntime, type RuntimeProcess } from '../integration/support/runtimeHarness';
 
-const VENDOR = path.join(projectRoot, 'test', 'upstream', 'vendor');
+const VENDOR = path.join(__dirname, 'vendor');
 
 /** Upstream tests that do not describe the API (full title → why they are not run against us). */
 const NOT_API: Record<string, string> = {};

@@ -6,7 +6,7 @@
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client } from '@langchain/langgraph-sdk';
-import { createTenant } from '../../support/env';
+import { createTenant } from '../../../../test/support/env';
 import {
   createTestDatabase,
   seedDeployment,

@@ -12,8 +12,8 @@ import type { GraphSchema } from './graphSchemas';
 
 const execFileAsync = promisify(execFile);
 
-// Two levels below the project root both as src/runtime/*.ts and in the runtime bundle (dist/runtime/).
-const PARSER = path.resolve(__dirname, '..', '..', 'src', 'runtime', 'staticSchemas', 'vendor', 'parser.mjs');
+// From src/ (through tsx) and from dist/ (the bundle) alike: both sit in the package's root.
+const PARSER = path.resolve(__dirname, '..', 'src', 'staticSchemas', 'vendor', 'parser.mjs');
 const TIMEOUT_MS = 30_000;
 
 // The extractor prints the type checker's diagnostics with console.log: they go to stderr, the result to stdout.

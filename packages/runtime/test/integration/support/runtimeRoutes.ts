@@ -1,8 +1,8 @@
 /** The routes the agent server registers, read from a router given the same registration (handlers never run). */
 import Router from '@koa/router';
-import { registerRuntimeRoutes } from '../../../../src/runtime/http/routes';
-import type { RuntimeServices } from '../../../../src/runtime/http/routes/context';
-import { registerUiRoutes } from '../../../../src/runtime/http/routes/uiRoutes';
+import { registerRuntimeRoutes } from '../../../src/http/routes';
+import type { RuntimeServices } from '../../../src/http/routes/context';
+import { registerUiRoutes } from '../../../src/http/routes/uiRoutes';
 
 export interface RuntimeRoute {
   method: string;

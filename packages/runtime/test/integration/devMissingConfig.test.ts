@@ -2,14 +2,14 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { makeDataDir } from '../../support/env';
+import { makeDataDir } from '../../../../test/support/env';
 
 test('graphx dev with a missing config file fails naming it and creates no .graphx cluster next to it', () => {
   const dir = makeDataDir('dev-missing');
   const missing = path.join(dir, 'missing.json');
   const result = spawnSync(
     process.execPath,
-    [path.resolve(__dirname, '..', '..', '..', 'bin', 'graphx.js'), 'dev', '--config', missing],
+    [path.resolve(__dirname, '..', '..', '..', '..', 'bin', 'graphx.js'), 'dev', '--config', missing],
     {
       encoding: 'utf8',
       env: { PATH: process.env.PATH, HOME: process.env.HOME },

@@ -1,24 +1,24 @@
 /**
  * The `graphx` commands of the deployed application (runtime, dev), shared by the whole CLI (main.ts, through tsx)
- * and the runtime's own compiled entry (runtimeMain.ts, bundled by bin/runtime-bundle.js).
+ * and the runtime's own compiled entry (main.ts, bundled by bin/bundle.js).
  */
 import { CommanderError, type Command } from 'commander';
 import { ConfigError } from '@graphx/kit/errors';
-import { EXIT } from './exitCodes';
+import { EXIT } from '@graphx/contract/exitCodes';
 
 /** Adds `runtime`, `runtime-prepare` and `dev` to `program`. */
 export function addRuntimeCommands(program: Command): Command {
   program
     .command('runtime')
     .description('serve one built application (started by a rollout; reads its environment)')
-    .action(async () => (await import('../runtime/main')).runRuntimeFromEnv());
+    .action(async () => (await import('../main')).runRuntimeFromEnv());
 
   program
     .command('runtime-prepare')
     .description("compile the application's TypeScript graphs ahead of its first start (image builds run it)")
     .option('--config <path>', 'path of graphx.json (default: $GRAPHX_CONFIG_PATH, else graphx.json)')
     .action(async (options: { config?: string }) =>
-      (await import('../runtime/prepare')).prepareApp(options.config ?? process.env.GRAPHX_CONFIG_PATH ?? 'graphx.json'),
+      (await import('../prepare')).prepareApp(options.config ?? process.env.GRAPHX_CONFIG_PATH ?? 'graphx.json'),
     );
 
   program
@@ -28,7 +28,7 @@ export function addRuntimeCommands(program: Command): Command {
     .option('--port <port>', 'port', '2024')
     .option('--host <host>', 'interface', '127.0.0.1')
     .action(async (options: { config: string; port: string; host: string }) =>
-      (await import('../runtime/main')).runDev({ configPath: options.config, port: Number(options.port), host: options.host }),
+      (await import('../main')).runDev({ configPath: options.config, port: Number(options.port), host: options.host }),
     );
   return program;
 }

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { compileTypeScript } from '../../src/runtime/typeScriptModules';
+import { compileTypeScript } from '../../src/typeScriptModules';
 
 describe("the runtime's compilation of an application's TypeScript modules", () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-tsmodules-'));

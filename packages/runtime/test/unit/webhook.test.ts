@@ -1,7 +1,7 @@
 /** The run webhook under the outbound address policy (a real HTTP receiver on loopback). */
 import http from 'node:http';
-import { webhookDeliverer } from '../../../src/runtime/recording/webhook';
-import type { Run } from '../../../src/runtime/storage/runStore';
+import { webhookDeliverer } from '../../src/recording/webhook';
+import type { Run } from '../../src/storage/runStore';
 
 const run = { run_id: 'r1', thread_id: null, status: 'success' } as unknown as Run;
 let server: http.Server;

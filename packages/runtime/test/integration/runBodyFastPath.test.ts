@@ -4,8 +4,8 @@
  */
 import { validatePart } from '@graphx/kit/http/validation';
 import { ValidationError } from '@graphx/kit/errors';
-import { fastRunBody } from '../../../src/runtime/http/runBodyFastPath';
-import { runBody } from '../../../src/runtime/http/schemas';
+import { fastRunBody } from '../../src/http/runBodyFastPath';
+import { runBody } from '../../src/http/schemas';
 
 const input = { messages: [{ role: 'user', content: 'hi' }] };
 const bodies: unknown[] = [

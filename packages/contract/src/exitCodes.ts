@@ -1,4 +1,9 @@
-/** Exit codes of the CI commands (documented in README "From CI"); a CI job branches on them. */
+import type { RevisionStatus } from './statuses';
+
+/**
+ * Exit codes of the `graphx` commands (documented in README "From CI"); a CI job branches on them, the runtime's own
+ * commands use `usage` too.
+ */
 export const EXIT = {
   deployed: 0,
   failed: 1,
@@ -10,18 +15,8 @@ export const EXIT = {
   interrupted: 130,
 } as const;
 
-/** An error that ends the command with `exitCode`; its message is printed as is (no stack). */
-export class CliError extends Error {
-  constructor(
-    readonly exitCode: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 /** The exit code a revision's final status stands for; null while it is still in progress. */
-export function exitCodeOfStatus(status: string): number | null {
+export function exitCodeOfStatus(status: RevisionStatus | string): number | null {
   if (status === 'DEPLOYED') return EXIT.deployed;
   if (status === 'SKIPPED') return EXIT.skipped;
   if (status.endsWith('_FAILED') || status === 'INTERRUPTED' || status === 'UNKNOWN') return EXIT.failed;

@@ -7,13 +7,13 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
-import { createApp } from '../../../../src/api/app';
-import type { Db } from '../../../../src/db/knex';
+import { createApp } from '../../../../../src/api/app';
+import type { Db } from '../../../../../src/db/knex';
 import { findFreePort, waitFor } from '@graphx/kit/net/ports';
-import { hashToken } from '../../../../src/security/secretBox';
-import { testConfig, testDb, testSecretBox, testTemporalClient } from '../../../support/env';
+import { hashToken } from '../../../../../src/security/secretBox';
+import { testConfig, testDb, testSecretBox, testTemporalClient } from '../../../../../test/support/env';
 
-export const projectRoot = path.resolve(__dirname, '..', '..', '..', '..');
+export const projectRoot = path.resolve(__dirname, '..', '..', '..', '..', '..');
 export const fixtureConfig = (app: string) => path.join(projectRoot, 'test', 'fixtures', 'apps', app, 'graphx.json');
 
 function adminUrl(): string {

@@ -2,7 +2,7 @@
  * The runtime's pooled `crypto.getRandomValues` (src/runtime/randomPool.ts): small byte arrays still get fresh random
  * bytes on every call, across pool refills, and every other call behaves and fails exactly as Web Crypto's own.
  */
-import { poolSmallRandomValues } from '../../../src/runtime/randomPool';
+import { poolSmallRandomValues } from '../../src/randomPool';
 
 const webCrypto = globalThis.crypto;
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');

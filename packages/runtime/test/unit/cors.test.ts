@@ -4,7 +4,7 @@
  */
 import http from 'node:http';
 import Koa from 'koa';
-import { corsMiddleware } from '../../../src/runtime/http/cors';
+import { corsMiddleware } from '../../src/http/cors';
 
 let server: http.Server;
 let url: string;
