@@ -14,18 +14,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ContainerEngine } from './engine';
+import { APP_DIR, IMAGE_LABELS, RUNTIME_HOME, RUNTIME_PORT, RUNTIME_UID } from '@graphx/contract/image';
 import { linkTree } from '@graphx/kit/os/linkTree';
 
-/** uid/gid of the unprivileged user every runtime and revision container runs as. */
-export const RUNTIME_UID = 10001;
-export const RUNTIME_HOME = '/opt/graphx';
-/** Where a revision's repository is copied in revision images (the runtime image's WORKDIR). */
-export const APP_DIR = '/app';
-/** The port the image's agent server listens on unless `PORT` says otherwise. */
-export const RUNTIME_PORT = 8000;
 /** Directory whose `yarn` is yarn berry; revision images of berry repositories put it first on PATH. */
 export const BERRY_BIN = '/usr/local/lib/graphx/berry-bin';
-export const CONTENT_HASH_LABEL = 'graphx.content-hash';
+const CONTENT_HASH_LABEL = IMAGE_LABELS.contentHash;
 const HOST_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 
 /** The runtime package's bundle script: it names the packages the runtime is made of and builds the bundle. */
@@ -149,6 +143,11 @@ export function runtimePackageDirs(projectRoot: string): string[] {
   const roots = bundleScript(projectRoot)
     .INPUT_PACKAGES.flatMap((name) => Object.keys(readManifest(path.join(projectRoot, 'packages', name)).dependencies ?? {}))
     .filter((name) => !name.startsWith('@graphx/'));
+  return packageClosure(projectRoot, roots);
+}
+
+/** `node_modules/…` directories (relative to `projectRoot`) of `roots` and everything they need, optional peers aside. */
+export function packageClosure(projectRoot: string, roots: string[]): string[] {
   const found = new Set<string>();
   const queue = roots.map((name) => ({ name, from: projectRoot }));
   while (queue.length > 0) {

@@ -1,4 +1,4 @@
-import type { RevisionStatus } from './statuses';
+import { FAILED_REVISION_STATUSES, REVISION_STATUSES, SETTLED_REVISION_STATUSES, type RevisionStatus } from './statuses';
 
 /**
  * Exit codes of the `graphx` commands (documented in README "From CI"); a CI job branches on them, the runtime's own
@@ -15,10 +15,12 @@ export const EXIT = {
   interrupted: 130,
 } as const;
 
-/** The exit code a revision's final status stands for; null while it is still in progress. */
-export function exitCodeOfStatus(status: RevisionStatus | string): number | null {
-  if (status === 'DEPLOYED') return EXIT.deployed;
-  if (status === 'SKIPPED') return EXIT.skipped;
-  if (status.endsWith('_FAILED') || status === 'INTERRUPTED' || status === 'UNKNOWN') return EXIT.failed;
+/** The exit code a revision's final status stands for; null while it is still in progress (or for an unknown word). */
+export function exitCodeOfStatus(status: string): number | null {
+  if (!(REVISION_STATUSES as readonly string[]).includes(status)) return null;
+  const revisionStatus = status as RevisionStatus;
+  if (revisionStatus === 'DEPLOYED') return EXIT.deployed;
+  if (revisionStatus === 'SKIPPED') return EXIT.skipped;
+  if (SETTLED_REVISION_STATUSES.includes(revisionStatus) || FAILED_REVISION_STATUSES.includes(revisionStatus)) return EXIT.failed;
   return null;
 }

@@ -1,17 +1,24 @@
 /**
- * graphx.json of an application: `graphs` (`"name": "./file.ts:export"`), `env` (object or .env path), `auth.path`,
- * `http` (`app`: custom routes, `cors`, `disable_*` route groups), `ui` (agent → generative-UI component file) and
- * `ui_config.shared`.
- * Unknown keys are kept and ignored, so configuration files written for the anchors load unchanged.
+ * graphx.json of the application this runtime serves, read through the contract's one reader
+ * (`@graphx/contract/graphxConfig`) and resolved where the application lives: module paths become absolute, the `env`
+ * file is read and parsed. Keys the runtime does not know are named in a warning (a build refuses them earlier).
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseEnv } from 'node:util';
-import Joi from 'joi';
+import {
+  GraphxConfigError,
+  missingEnvFileWarning,
+  parseEnvFile,
+  readGraphxConfig,
+  type CorsConfig,
+  type EnvSource,
+  type ExportRef,
+  type RouteGroup,
+} from '@graphx/contract/graphxConfig';
 import { ConfigError } from '@graphx/kit/errors';
 import { logger } from '@graphx/kit/logger';
-import { missingEnvFileWarning } from './configKeys';
-import type { CorsConfig } from './http/cors';
+
+export { ROUTE_GROUPS, type RouteGroup } from '@graphx/contract/graphxConfig';
 
 export interface ModuleExportRef {
   /** Absolute path of the module file. */
@@ -34,10 +41,6 @@ export interface AppConfig {
   ui: { components: Record<string, string>; shared: string[] };
 }
 
-/** Route groups `http.disable_<group>` turns off (the anchor's names). */
-export const ROUTE_GROUPS = ['assistants', 'threads', 'runs', 'store', 'meta', 'ui', 'mcp'] as const;
-export type RouteGroup = (typeof ROUTE_GROUPS)[number];
-
 export interface HttpConfig {
   /** A Fetch-style app (`fetch(request)`, e.g. Hono) mounted before the API routes. */
   app: ModuleExportRef | null;
@@ -45,65 +48,21 @@ export interface HttpConfig {
   disabled: RouteGroup[];
 }
 
-const exportRef = Joi.string().pattern(/^[^:]+(:[A-Za-z_$][\w$]*)?$/, '<file>:<export>');
-
-const schema = Joi.object({
-  graphs: Joi.object()
-    .pattern(
-      /^[A-Za-z0-9_.-]+$/,
-      Joi.alternatives(exportRef, Joi.object({ path: exportRef.required(), description: Joi.string() }).unknown(true)),
-    )
-    .min(1)
-    .required(),
-  env: Joi.alternatives(
-    Joi.object().pattern(/.*/, Joi.alternatives(Joi.string(), Joi.number(), Joi.boolean())),
-    Joi.string(),
-    // langgraph-cli's list of names to pass through: their values come from the deployment's secrets here.
-    Joi.array().items(Joi.string()),
-  ),
-  auth: Joi.object({ path: exportRef.required() }).unknown(true),
-  ui: Joi.object().pattern(/^[A-Za-z0-9_.-]+$/, Joi.string().min(1)),
-  ui_config: Joi.object({ shared: Joi.array().items(Joi.string()) }).unknown(true),
-  http: Joi.object({
-    app: exportRef,
-    cors: Joi.object({
-      allow_origins: Joi.array().items(Joi.string()),
-      allow_origin_regex: Joi.string().custom((pattern: string, helpers) => {
-        try {
-          new RegExp(pattern);
-          return pattern;
-        } catch {
-          return helpers.message({ custom: '"allow_origin_regex" is not a regular expression' });
-        }
-      }),
-      allow_methods: Joi.array().items(Joi.string()),
-      allow_headers: Joi.array().items(Joi.string()),
-      allow_credentials: Joi.boolean(),
-      expose_headers: Joi.array().items(Joi.string()),
-      max_age: Joi.number().integer().min(0),
-    }).unknown(true),
-    ...Object.fromEntries(ROUTE_GROUPS.map((group) => [`disable_${group}`, Joi.boolean()])),
-  }).unknown(true),
-}).unknown(true);
-
-function parseRef(ref: string, appDir: string): ModuleExportRef {
-  const separator = ref.lastIndexOf(':');
-  const [file, exportName] = separator > 0 ? [ref.slice(0, separator), ref.slice(separator + 1)] : [ref, 'default'];
-  return { file: path.resolve(appDir, file), exportName };
+/** An export of graphx.json with its module's absolute path. */
+function resolved(ref: ExportRef, appDir: string): ModuleExportRef {
+  return { file: path.resolve(appDir, ref.path), exportName: ref.exportName };
 }
 
-function readEnv(env: unknown, appDir: string): Record<string, string> {
-  if (env === undefined || Array.isArray(env)) return {};
-  if (typeof env === 'string') {
-    const file = path.resolve(appDir, env);
-    if (!fs.existsSync(file)) {
-      // As the LangGraph JS dev server does: the starters git-ignore `.env`, so a deployment has none.
-      logger.warn(missingEnvFileWarning({ env }, appDir) as string);
-      return {};
-    }
-    return parseEnv(fs.readFileSync(file, 'utf8')) as Record<string, string>;
+function readEnv(env: EnvSource, appDir: string): Record<string, string> {
+  if (env.kind === 'values') return env.values;
+  if (env.kind !== 'file') return {};
+  const file = path.resolve(appDir, env.path);
+  if (!fs.existsSync(file)) {
+    // As the LangGraph JS dev server does: the starters git-ignore `.env`, so a deployment has none.
+    logger.warn(missingEnvFileWarning(env.path));
+    return {};
   }
-  return Object.fromEntries(Object.entries(env as Record<string, unknown>).map(([key, value]) => [key, String(value)]));
+  return parseEnvFile(fs.readFileSync(file, 'utf8'));
 }
 
 /**
@@ -111,32 +70,34 @@ function readEnv(env: unknown, appDir: string): Record<string, string> {
  * @throws ConfigError when the file is missing, not JSON, or does not match the schema.
  */
 export function loadAppConfig(configPath: string): AppConfig {
-  let raw: unknown;
+  let read;
   try {
-    raw = JSON.parse(fs.readFileSync(configPath, 'utf8'));
+    read = readGraphxConfig(configPath, { unknownKeys: 'warn' });
   } catch (error) {
-    throw new ConfigError(`Cannot read ${configPath}: ${(error as Error).message}`);
+    if (!(error instanceof GraphxConfigError)) throw error;
+    const sentence = error.message.startsWith('cannot be read')
+      ? `Cannot read ${configPath}: ${error.message.replace(/^cannot be read: /, '')}`
+      : `Invalid ${path.basename(configPath)}: graphx.json ${error.message}`;
+    throw new ConfigError(sentence);
   }
-  const { value, error } = schema.validate(raw, { abortEarly: true });
-  if (error) throw new ConfigError(`Invalid ${path.basename(configPath)}: ${error.message}`);
+  for (const warning of read.warnings) logger.warn(warning);
+  const { config } = read;
   const appDir = path.dirname(path.resolve(configPath));
-  const graphs = Object.entries(value.graphs as Record<string, string | { path: string; description?: string }>).map(
-    ([graphId, entry]) => {
-      const ref = typeof entry === 'string' ? entry : entry.path;
-      return { graphId, description: typeof entry === 'string' ? null : (entry.description ?? null), ...parseRef(ref, appDir) };
-    },
-  );
   return {
     appDir,
-    graphs,
-    env: readEnv(value.env, appDir),
-    auth: value.auth ? parseRef(value.auth.path, appDir) : null,
+    graphs: config.graphs.map((graph) => ({
+      graphId: graph.graphId,
+      description: graph.description,
+      ...resolved(graph, appDir),
+    })),
+    env: readEnv(config.env, appDir),
+    auth: config.auth ? resolved(config.auth, appDir) : null,
     http: {
-      app: value.http?.app ? parseRef(value.http.app, appDir) : null,
-      cors: value.http?.cors ?? null,
-      disabled: ROUTE_GROUPS.filter((group) => value.http?.[`disable_${group}`] === true),
+      app: config.http.app ? resolved(config.http.app, appDir) : null,
+      cors: config.http.cors,
+      disabled: config.http.disabled,
     },
-    ui: { components: value.ui ?? {}, shared: value.ui_config?.shared ?? [] },
+    ui: config.ui,
   };
 }
 

@@ -5,70 +5,30 @@
  */
 import path from 'node:path';
 import Joi from 'joi';
+import {
+  fromInstanceEnv,
+  INSTANCE_ENV,
+  InstanceEnvError,
+  workersSchema,
+  type InstanceSettings,
+} from '@graphx/contract/instanceEnv';
 import { ConfigError } from '@graphx/kit/errors';
 
-export interface RuntimeSettings {
-  port: number;
-  host: string;
-  /** The deployment's own PostgreSQL database. */
-  databaseUri: string;
-  /** Absolute path of graphx.json; its directory is the application directory. */
-  configPath: string;
-  deploymentId: string | null;
-  revisionId: string | null;
-  tenantId: string | null;
-  /** Control-plane base URL; null in `graphx dev` (no API-key check, no tracing). */
-  controlPlaneUrl: string | null;
-  /** Unix socket the control plane is reached through (a container's only way out to it); null: TCP to the URL. */
-  controlPlaneSocket: string | null;
-  serviceToken: string | null;
-  /** Processes serving the port together (workers.ts). */
-  workers: number;
-}
-
-const workersSchema = Joi.number().integer().min(1).max(64).default(1);
-
-const schema = Joi.object({
-  PORT: Joi.number().integer().min(0).max(65535).default(8000),
-  HOST: Joi.string().default('127.0.0.1'),
-  DATABASE_URI: Joi.string()
-    .uri({ scheme: ['postgres', 'postgresql'] })
-    .required(),
-  GRAPHX_CONFIG_PATH: Joi.string().min(1).default('graphx.json'),
-  GRAPHX_DEPLOYMENT_ID: Joi.string().empty(''),
-  GRAPHX_REVISION_ID: Joi.string().empty(''),
-  GRAPHX_TENANT_ID: Joi.string().empty(''),
-  GRAPHX_CONTROL_PLANE_URL: Joi.string()
-    .uri({ scheme: ['http', 'https'] })
-    .required(),
-  GRAPHX_SERVICE_TOKEN: Joi.string().min(8).required(),
-  GRAPHX_CONTROL_PLANE_SOCKET: Joi.string().min(1).empty(''),
-  GRAPHX_RUNTIME_WORKERS: workersSchema,
-}).unknown(true);
+/** The instance's settings (`@graphx/contract/instanceEnv`), graphx.json's path made absolute. */
+export type RuntimeSettings = InstanceSettings;
 
 /**
  * Reads the settings of a deployed runtime from `env`.
  * @throws ConfigError naming the first missing or bad variable.
  */
 export function runtimeSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): RuntimeSettings {
-  const { value, error } = schema.validate(env, { abortEarly: true, convert: true });
-  if (error) {
-    const variable = String(error.details[0]?.path[0] ?? '?');
-    throw new ConfigError(`Invalid runtime environment: ${variable}: ${error.details[0]?.message}`);
+  try {
+    const settings = fromInstanceEnv(env);
+    return { ...settings, configPath: path.resolve(settings.configPath) };
+  } catch (error) {
+    if (error instanceof InstanceEnvError) throw new ConfigError(error.message);
+    throw error;
   }
-  return {
-    port: value.PORT,
-    host: value.HOST,
-    databaseUri: value.DATABASE_URI,
-    configPath: path.resolve(value.GRAPHX_CONFIG_PATH),
-    deploymentId: value.GRAPHX_DEPLOYMENT_ID ?? null,
-    revisionId: value.GRAPHX_REVISION_ID ?? null,
-    tenantId: value.GRAPHX_TENANT_ID ?? null,
-    controlPlaneUrl: String(value.GRAPHX_CONTROL_PLANE_URL).replace(/\/+$/, ''),
-    controlPlaneSocket: value.GRAPHX_CONTROL_PLANE_SOCKET ?? null,
-    serviceToken: value.GRAPHX_SERVICE_TOKEN,
-    workers: value.GRAPHX_RUNTIME_WORKERS,
-  };
 }
 
 /**
@@ -76,8 +36,9 @@ export function runtimeSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ru
  * @throws ConfigError when it is not an integer from 1 to 64.
  */
 export function runtimeWorkersFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const { value, error } = workersSchema.validate(env.GRAPHX_RUNTIME_WORKERS === '' ? undefined : env.GRAPHX_RUNTIME_WORKERS);
-  if (error) throw new ConfigError(`Invalid runtime environment: GRAPHX_RUNTIME_WORKERS: ${error.message}`);
+  const raw = env[INSTANCE_ENV.workers];
+  const { value, error } = workersSchema.validate(raw === '' ? undefined : raw);
+  if (error) throw new ConfigError(`Invalid runtime environment: ${INSTANCE_ENV.workers}: ${error.message}`);
   return value as number;
 }
 

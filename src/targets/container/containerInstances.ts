@@ -13,7 +13,7 @@ import type { GraphxConfig } from '../../config';
 import { confineAppNetwork, releaseAppNetwork } from '../../containers/appNetworkFirewall';
 import type { ContainerEngine, ContainerLogLine } from '../../containers/engine';
 import { RevisionImages } from '../../containers/revisionImages';
-import { RUNTIME_UID } from '../../containers/runtimeImage';
+import { RUNTIME_UID } from '@graphx/contract/image';
 import type { Db } from '../../db/knex';
 import { logger } from '@graphx/kit/logger';
 import { findFreePort } from '@graphx/kit/net/ports';

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { projectRoot } from '../../../src/config';
-import { runtimePackageDirs, RUNTIME_UID } from '../../../src/containers/runtimeImage';
+import { RUNTIME_UID } from '@graphx/contract/image';
+import { runtimePackageDirs } from '../../../src/containers/runtimeImage';
 import { describeWithEngine, startTestEngine, type TestEngine } from '../../support/containerEngine';
 import { ensureTestRuntimeImage, IMAGE_BUILD_HOOK_MS } from '../../support/runtimeImage';
 

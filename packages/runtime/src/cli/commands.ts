@@ -3,6 +3,7 @@
  * and the runtime's own compiled entry (main.ts, bundled by bin/bundle.js).
  */
 import { CommanderError, type Command } from 'commander';
+import { INSTANCE_ENV } from '@graphx/contract/instanceEnv';
 import { ConfigError } from '@graphx/kit/errors';
 import { EXIT } from '@graphx/contract/exitCodes';
 
@@ -18,7 +19,7 @@ export function addRuntimeCommands(program: Command): Command {
     .description("compile the application's TypeScript graphs ahead of its first start (image builds run it)")
     .option('--config <path>', 'path of graphx.json (default: $GRAPHX_CONFIG_PATH, else graphx.json)')
     .action(async (options: { config?: string }) =>
-      (await import('../prepare')).prepareApp(options.config ?? process.env.GRAPHX_CONFIG_PATH ?? 'graphx.json'),
+      (await import('../prepare')).prepareApp(options.config ?? process.env[INSTANCE_ENV.configPath] ?? 'graphx.json'),
     );
 
   program

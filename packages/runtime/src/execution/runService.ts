@@ -18,7 +18,8 @@ import type { ThreadStatus, ThreadStore } from '../storage/threadStore';
 import type { RunCoordinator, StopReason } from './runCoordinator';
 import { claimThread, type ClaimLimits, type MultitaskStrategy } from './threadClaim';
 import { streamGraph, type ApiStreamMode, type GraphRunOutcome, type StreamEvent } from './graphStream';
-import { toWireJson, truncateJson } from './serialize';
+import { recordPayload } from '@graphx/contract/runRecord';
+import { toWireJson } from './serialize';
 import { interruptsOf } from './threadState';
 import { threadConfigurable, type CheckpointRef } from './threadScope';
 
@@ -335,8 +336,8 @@ export class RunService {
           start_time: new Date(prepared.startedAt).toISOString(),
           end_time: endedAt.toISOString(),
           error: outcome.error ? `${outcome.error.error}: ${outcome.error.message}` : null,
-          inputs: truncateJson(toWireJson(prepared.request.input ?? prepared.request.command ?? null)),
-          outputs: valuesJson === null ? null : truncateJson(valuesJson),
+          inputs: recordPayload(toWireJson(prepared.request.input ?? prepared.request.command ?? null)),
+          outputs: valuesJson === null ? null : recordPayload(valuesJson),
         }
       : null;
     this.deps.recorder.record(finished && { run: finished, owner: prepared.owner }, trace);

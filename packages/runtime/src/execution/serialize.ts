@@ -77,9 +77,3 @@ export function toWireJson(value: unknown): string {
     return JSON.stringify(value, replacer) ?? 'null';
   }
 }
-
-/** Truncates a JSON text to `maxBytes` (tracing keeps inputs and outputs up to 64 KiB). */
-export function truncateJson(json: string, maxBytes = 64 * 1024): unknown {
-  if (json.length <= maxBytes / 4 || Buffer.byteLength(json) <= maxBytes) return JSON.parse(json);
-  return `${Buffer.from(json).subarray(0, maxBytes).toString('utf8')}…[truncated]`;
-}

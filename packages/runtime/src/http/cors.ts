@@ -4,17 +4,10 @@
  * Credentials are only ever allowed for an origin named in `allow_origins` or matched by `allow_origin_regex`, never
  * through `*` (the anchor's rule since v0.14). A preflight from an origin or for a method outside the policy is a 400.
  */
+import type { CorsConfig } from '@graphx/contract/graphxConfig';
 import type Koa from 'koa';
 
-export interface CorsConfig {
-  allow_origins?: string[];
-  allow_origin_regex?: string;
-  allow_methods?: string[];
-  allow_headers?: string[];
-  allow_credentials?: boolean;
-  expose_headers?: string[];
-  max_age?: number;
-}
+export type { CorsConfig };
 
 const DEFAULT_METHODS = ['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'PATCH'];
 const DEFAULT_EXPOSED = ['Content-Location', 'X-Pagination-Total', 'X-Pagination-Next'];

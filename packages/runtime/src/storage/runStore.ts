@@ -1,4 +1,5 @@
 /** Runs in PostgreSQL: thread runs are inserted when they start; finished runs are written in batches. */
+import type { RunRecord } from '@graphx/contract/runRecord';
 import type { Pool } from 'pg';
 
 export type RunStatus = 'pending' | 'running' | 'success' | 'error' | 'interrupted' | 'timeout';
@@ -38,18 +39,8 @@ export function runFields(run: Run): Run {
   return { run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, created_at, updated_at };
 }
 
-/** A run record for the control plane's tracing project (docs/internal-contracts.md). */
-export interface TraceRecord {
-  run_id: string;
-  thread_id: string | null;
-  assistant_id: string;
-  status: RunStatus;
-  start_time: string;
-  end_time: string;
-  error: string | null;
-  inputs: unknown;
-  outputs: unknown;
-}
+/** A run record for the control plane's tracing project (`@graphx/contract/runRecord`). */
+export type TraceRecord = RunRecord;
 
 const RUN_COLUMNS = 'run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, created_at, updated_at';
 
