@@ -82,7 +82,8 @@ module.exports = tseslint.config(
             {
               target: './packages/runtime/src',
               from: ['./src', './activities', './workflows', './bin'],
-              message: 'The runtime is its own deployable: it depends on @graphx/contract and @graphx/kit, never on the control plane.',
+              message:
+                'The runtime is its own deployable: it depends on @graphx/contract and @graphx/kit, never on the control plane.',
             },
             {
               target: './packages/kit/src',
