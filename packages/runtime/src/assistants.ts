@@ -6,8 +6,7 @@
  * so they are not filtered for runs.
  */
 import { NotFoundError } from '@graphx/kit/errors';
-import { authorize } from './auth/authorization';
-import type { CustomAuth } from './auth/authMiddleware';
+import { authorizeFor, type AppAuth } from './auth/appAuth';
 import type { AuthUser } from './auth/authUser';
 import type { Assistant, GraphRegistry, LoadedGraph } from './graphs';
 import type { AssistantStore } from './storage/assistantStore';
@@ -23,7 +22,7 @@ export class AssistantDirectory {
   constructor(
     private readonly graphs: GraphRegistry,
     readonly store: AssistantStore,
-    private readonly customAuth: CustomAuth | null,
+    private readonly appAuth: AppAuth | null,
   ) {}
 
   /** The id a path parameter names: a graph name stands for its system assistant. */
@@ -60,11 +59,7 @@ export class AssistantDirectory {
       `No assistant found for "${assistantIdOrGraphId}": use a graph name of graphx.json or an assistant id.`,
     );
     if (!UUID.test(assistantIdOrGraphId)) throw missing;
-    const filter = user
-      ? await authorize(this.customAuth?.['~handlerCache'].callbacks, user, 'assistants', 'read', {
-          assistant_id: assistantIdOrGraphId,
-        })
-      : {};
+    const filter = await authorizeFor(this.appAuth, user, 'assistants', 'read', { assistant_id: assistantIdOrGraphId });
     const assistant = await this.store.get(assistantIdOrGraphId, filter).catch((error: unknown) => {
       throw error instanceof NotFoundError ? missing : error;
     });

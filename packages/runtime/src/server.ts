@@ -19,7 +19,8 @@ import { httpMetricsMiddleware } from '@graphx/kit/http/metrics';
 import { requestLogMiddleware } from '@graphx/kit/http/requestLog';
 import { logger } from '@graphx/kit/logger';
 import { applyAppEnv, loadAppConfig } from './appConfig';
-import { authMiddleware, isCustomAuth, type CustomAuth } from './auth/authMiddleware';
+import { isJsAuth, jsAppAuth, type AppAuth } from './auth/appAuth';
+import { authMiddleware } from './auth/authMiddleware';
 import { ControlPlaneClient } from './controlPlaneClient';
 import { BackgroundRuns } from './execution/backgroundRuns';
 import { CronScheduler } from './execution/cronScheduler';
@@ -93,12 +94,11 @@ function registerSdkLogger(): void {
   (globalThis as Record<symbol, unknown>)[key] ??= logger.child({ component: 'app' });
 }
 
-async function loadCustomAuth(config: ReturnType<typeof loadAppConfig>): Promise<CustomAuth | null> {
+async function loadAppAuth(config: ReturnType<typeof loadAppConfig>): Promise<AppAuth | null> {
   if (!config.auth) return null;
   const exported = await importExport(config.auth);
-  if (!isCustomAuth(exported))
-    throw new ConfigError(`auth.path ${config.auth.file}:${config.auth.exportName} is not an Auth object`);
-  return exported;
+  if (!isJsAuth(exported)) throw new ConfigError(`auth.path ${config.auth.file}:${config.auth.exportName} is not an Auth object`);
+  return jsAppAuth(exported);
 }
 
 /**
@@ -120,7 +120,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
 
   registerSdkLogger();
   const graphs = await GraphRegistry.load(appConfig.graphs, checkpointer, store, assistantDefaultsFromEnv());
-  const customAuth = await loadCustomAuth(appConfig);
+  const appAuth = await loadAppAuth(appConfig);
   const customApp: FetchApp | null = appConfig.http.app
     ? asFetchApp(await importExport(appConfig.http.app), `${appConfig.http.app.file}:${appConfig.http.app.exportName}`)
     : null;
@@ -130,7 +130,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
 
   const assistantStore = new AssistantStore(pool);
   await assistantStore.syncSystemAssistants(graphs.graphs.map((graph) => graph.assistant));
-  const assistants = new AssistantDirectory(graphs, assistantStore, customAuth);
+  const assistants = new AssistantDirectory(graphs, assistantStore, appAuth);
   const threads = new ThreadStore(pool);
   const runs = new RunStore(pool);
   const tuning = runTuningFromEnv();
@@ -152,7 +152,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     coordinator,
     checkpointWrites: checkpointer,
     claimLimits: { enqueueWaitMs: tuning.enqueueWaitMs },
-    customAuth,
+    appAuth,
     tracing: controlPlane !== null,
     metrics,
     deliverWebhook: webhookDeliverer(tuning.webhookDestinations),
@@ -200,7 +200,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     store,
     crons,
     coordinator,
-    customAuth,
+    appAuth,
     deleteCheckpoints: async (threadId) => {
       await checkpointer.settled(threadId);
       await checkpointer.deleteThread(threadId);
@@ -232,7 +232,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   app.use(errorMiddleware());
   app.use(httpExceptionMiddleware());
   app.use(jsonBodyMiddleware({ deferErrors: customApp !== null }));
-  app.use(authMiddleware({ customAuth, controlPlane }));
+  app.use(authMiddleware({ appAuth, controlPlane }));
   if (customApp) app.use(customAppMiddleware(customApp));
   if (appConfig.http.disabled.length > 0) app.use(disabledRoutesMiddleware(appConfig.http.disabled));
   app.use(router.routes());
@@ -250,10 +250,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   shipper?.kick();
   backgroundRuns.kick();
   cronScheduler.kick();
-  logger.info(
-    { port, graphs: appConfig.graphs.map((graph) => graph.graphId), customAuth: Boolean(customAuth) },
-    'runtime serving',
-  );
+  logger.info({ port, graphs: appConfig.graphs.map((graph) => graph.graphId), customAuth: Boolean(appAuth) }, 'runtime serving');
 
   let stopping: Promise<void> | null = null;
   const stop = () =>

@@ -8,21 +8,8 @@ import { UnauthorizedError } from '@graphx/kit/errors';
 import { ControlPlaneUnavailableError, type ControlPlaneClient } from '../controlPlaneClient';
 import { HttpExceptionError } from '@graphx/kit/http/httpException';
 import { isLoopbackRequest, LOOPBACK_HEADER } from '../http/loopback';
-import type { AuthorizationCallback } from './authorization';
+import type { AppAuth } from './appAuth';
 import { normaliseAuthResult, studioUser, type AuthUser, type RequestAuth } from './authUser';
-
-/** The shape of `Auth` from `@langchain/langgraph-sdk/auth` (the app's own copy, so matched by shape). */
-export interface CustomAuth {
-  '~handlerCache': {
-    authenticate?: (request: Request) => unknown;
-    callbacks?: Record<string, AuthorizationCallback>;
-  };
-}
-
-/** True when `value` looks like an `Auth` instance. */
-export function isCustomAuth(value: unknown): value is CustomAuth {
-  return typeof value === 'object' && value !== null && typeof (value as CustomAuth)['~handlerCache'] === 'object';
-}
 
 /** `/metrics` is for the operator's scraper on the instance port; the gateway does not forward it (gateway.ts). */
 const PUBLIC_PATHS = new Set(['/ok', '/info', '/metrics']);
@@ -57,11 +44,8 @@ async function verifiedKeyOwner(controlPlane: ControlPlaneClient | null, apiKey:
 }
 
 /** Sets `ctx.state.auth` for every route except /ok, /info, /metrics and GET /ui/*. */
-export function authMiddleware(options: {
-  customAuth: CustomAuth | null;
-  controlPlane: ControlPlaneClient | null;
-}): Koa.Middleware {
-  const { customAuth, controlPlane } = options;
+export function authMiddleware(options: { appAuth: AppAuth | null; controlPlane: ControlPlaneClient | null }): Koa.Middleware {
+  const { appAuth, controlPlane } = options;
   return async (ctx, next) => {
     // Generative-UI bundles load through <script>/<link> tags, which send no credentials (as the anchor: GET /ui/*).
     if (PUBLIC_PATHS.has(ctx.path) || (ctx.method === 'GET' && ctx.path.startsWith('/ui/'))) return next();
@@ -71,9 +55,9 @@ export function authMiddleware(options: {
       const owner = await verifiedKeyOwner(controlPlane, apiKey);
       if (!owner) throw new UnauthorizedError('A debugging-UI request needs a valid X-Api-Key of this deployment.');
       user = studioUser(owner);
-    } else if (customAuth?.['~handlerCache'].authenticate) {
+    } else if (appAuth?.authenticates) {
       try {
-        user = normaliseAuthResult(await customAuth['~handlerCache'].authenticate(toFetchRequest(ctx)));
+        user = normaliseAuthResult(await appAuth.authenticate(toFetchRequest(ctx)));
       } catch (error) {
         throw HttpExceptionError.from(error) ?? error;
       }

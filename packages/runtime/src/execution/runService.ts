@@ -6,8 +6,8 @@
 import crypto from 'node:crypto';
 import { NotFoundError } from '@graphx/kit/errors';
 import { logger } from '@graphx/kit/logger';
-import { authorize, type AuthFilter } from '../auth/authorization';
-import type { CustomAuth } from '../auth/authMiddleware';
+import { authorizeFor, type AppAuth } from '../auth/appAuth';
+import type { AuthFilter } from '../auth/authorization';
 import type { AuthUser } from '../auth/authUser';
 import { mergeAssistantConfig, type AssistantDirectory } from '../assistants';
 import type { LoadedGraph } from '../graphs';
@@ -88,7 +88,7 @@ export class RunService {
       /** Background checkpoint writes of this process's runs (see TrackedPostgresSaver). */
       checkpointWrites: { settled(threadId: string): Promise<void> };
       claimLimits: ClaimLimits;
-      customAuth: CustomAuth | null;
+      appAuth: AppAuth | null;
       tracing: boolean;
       commandClass: () => Promise<new (fields: Record<string, unknown>) => unknown>;
       /** Runs started/finished per assistant; absent in unit set-ups. */
@@ -135,9 +135,7 @@ export class RunService {
       if_not_exists: request.if_not_exists,
       kwargs: request,
     };
-    const filter: AuthFilter = user
-      ? await authorize(this.deps.customAuth?.['~handlerCache'].callbacks, user, 'threads', 'create_run', authValue)
-      : {};
+    const filter = await authorizeFor(this.deps.appAuth, user, 'threads', 'create_run', authValue);
     const runMetadata = (authValue.metadata ?? {}) as Record<string, unknown>;
     const now = new Date().toISOString();
     const run: Run = {

@@ -5,7 +5,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { LOOPBACK_HEADER } from './loopback';
-import type { RawRunBody } from './routes/runRoutes';
+import type { RunRequest } from '../execution/runService';
 
 /** The anchor's list, plus our own credential headers (a control-plane key may reach the app through the gateway). */
 const NOT_COPIED = new Set(['x-api-key', 'x-tenant-id', 'x-service-key', 'x-auth-scheme', LOOPBACK_HEADER]);
@@ -20,7 +20,7 @@ function copiedHeaders(headers: IncomingHttpHeaders): Record<string, string> | n
 }
 
 /** `body` with the request's headers in `config.configurable` (the body itself is not changed). */
-export function withRequestHeaders<T extends Pick<RawRunBody, 'config'>>(body: T, headers: IncomingHttpHeaders): T {
+export function withRequestHeaders<T extends Pick<RunRequest, 'config'>>(body: T, headers: IncomingHttpHeaders): T {
   const copied = copiedHeaders(headers);
   if (!copied) return body;
   const config = body.config ?? {};

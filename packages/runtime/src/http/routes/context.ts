@@ -1,9 +1,9 @@
 /** What the runtime's routes are built from, and the per-request helpers they share. */
 import type { BaseStore } from '@langchain/langgraph-checkpoint';
 import type Koa from 'koa';
-import { authorize, type AuthFilter } from '../../auth/authorization';
+import { authorizeFor, type AppAuth } from '../../auth/appAuth';
+import type { AuthFilter } from '../../auth/authorization';
 import type { AssistantDirectory } from '../../assistants';
-import type { CustomAuth } from '../../auth/authMiddleware';
 import type { AuthUser, RequestAuth } from '../../auth/authUser';
 import type { BackgroundRuns } from '../../execution/backgroundRuns';
 import type { RunCoordinator } from '../../execution/runCoordinator';
@@ -35,7 +35,8 @@ export interface RuntimeServices {
   store: BaseStore;
   crons: CronStore;
   coordinator: RunCoordinator;
-  customAuth: CustomAuth | null;
+  /** The app's custom auth; null: none (API keys, or nobody in `graphx dev`). */
+  appAuth: AppAuth | null;
   /** Deleting a thread also drops its checkpoints. */
   deleteCheckpoints: (threadId: string) => Promise<void>;
   /** `keep_latest` prune: only the thread's newest checkpoint stays. */
@@ -56,7 +57,5 @@ export async function filterFor(
   action: string,
   value: Record<string, unknown>,
 ): Promise<AuthFilter> {
-  const user = userOf(ctx);
-  if (!user) return {};
-  return authorize(services.customAuth?.['~handlerCache'].callbacks, user, resource, action, value);
+  return authorizeFor(services.appAuth, userOf(ctx), resource, action, value);
 }

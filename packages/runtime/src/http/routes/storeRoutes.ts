@@ -9,7 +9,8 @@ import type Koa from 'koa';
 import type { BaseStore, Item } from '@langchain/langgraph-checkpoint';
 import { validatePart } from '@graphx/kit/http/validation';
 import { ForbiddenError, InputError, NotFoundError } from '@graphx/kit/errors';
-import { authorize, contains, type AuthFilter } from '../../auth/authorization';
+import { authorizeFor } from '../../auth/appAuth';
+import { contains, type AuthFilter } from '../../auth/authorization';
 import { toWireJson } from '../../execution/serialize';
 import { listNamespaces } from '../../storage/storeNamespaces';
 import { searchStore } from '../../storage/storeSearchAll';
@@ -34,11 +35,8 @@ const visible = (item: Pick<Item, 'namespace' | 'key' | 'value'>, filter: AuthFi
 const isFiltering = (filter: AuthFilter) => Object.keys(filter).length > 0;
 
 export function registerStoreRoutes(router: Router, services: RuntimeServices, store: BaseStore): void {
-  const filterFor = async (ctx: Koa.Context, action: string, value: Record<string, unknown>) => {
-    const user = userOf(ctx);
-    if (!user) return {};
-    return authorize(services.customAuth?.['~handlerCache'].callbacks, user, 'store', action, value);
-  };
+  const filterFor = (ctx: Koa.Context, action: string, value: Record<string, unknown>) =>
+    authorizeFor(services.appAuth, userOf(ctx), 'store', action, value);
 
   /**
    * The item an operation addresses after the app's handler saw it: as the anchor, a handler may rewrite `namespace`
