@@ -17,6 +17,8 @@ import { requireServiceToken } from './middleware/serviceTokenAuth';
 import { buildOpenApi } from './openapi';
 import { registerDocsRoutes } from './openapiDocs';
 import { RouteRegistry } from './routeKit';
+import { consolePagesMiddleware } from '../http/consolePages';
+import { registerAppProxyRoutes } from './routes/appProxy';
 import { registerAuthRoutes } from './routes/auth';
 import { registerDeploymentRoutes } from './routes/deployments';
 import { registerInternalRoutes } from './routes/internal';
@@ -53,6 +55,7 @@ export function buildApi(deps: ApiDeps): { app: Koa; registry: RouteRegistry } {
   router.get('/metrics', metricsHandler(metricsRegistry));
   registerDeploymentRoutes(router, registry, deps);
   registerRevisionRoutes(router, registry, deps);
+  registerAppProxyRoutes(router, registry, deps);
   registerAuthRoutes(router, registry, deps);
   registerTracingRoutes(router, registry, deps);
   registerInternalRoutes(router, registry, deps);
@@ -62,12 +65,23 @@ export function buildApi(deps: ApiDeps): { app: Koa; registry: RouteRegistry } {
     ctx.body = openApi;
   });
   registerDocsRoutes(router);
+  // A person opening the API's address in a browser lands on the console.
+  router.get('/', (ctx) => ctx.redirect('/console/'));
 
   app.use(requestIdMiddleware());
   // Both see the final status: they report when the response has ended, after the error middleware answered.
   app.use(requestLogMiddleware(deps.log ?? logger));
   app.use(httpMetricsMiddleware(new HttpMetrics(metricsRegistry)));
   app.use(errorMiddleware());
+  app.use(
+    consolePagesMiddleware({
+      mountPath: '/console',
+      mode: 'console',
+      temporalUiUrl: deps.temporalUiUrl
+        ? `${deps.temporalUiUrl}/namespaces/${encodeURIComponent(deps.config.temporalNamespace)}`
+        : null,
+    }),
+  );
   app.use(router.routes());
   app.use(router.allowedMethods());
   return { app, registry };

@@ -86,7 +86,7 @@ const COMMON_RESPONSES = {
 };
 
 function openApiPath(koaPath: string): string {
-  return koaPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+  return koaPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\{\*([A-Za-z0-9_]+)\}/g, '{$1}');
 }
 
 function parametersOf(route: RouteSpec) {

@@ -1,0 +1,3 @@
+export default function StudioPage({ deploymentId }: { deploymentId: string | null }) {
+  return <main>Studio {deploymentId}</main>;
+}
