@@ -127,7 +127,7 @@ export function LogView({ lines, label, empty }: { lines: LogLine[]; label: stri
 
 export function Section({ title, children, actions }: { title: string; children: ReactNode; actions?: ReactNode }) {
   return (
-    <section className="card" aria-label={title}>
+    <section className="card">
       <header className="card-head">
         <h2>{title}</h2>
         {actions}

@@ -1,0 +1,65 @@
+/**
+ * A real browser for page tests: Debian's chromium driven by playwright-core (never a downloaded browser build),
+ * and a watch on each page for what must never happen on a page of ours: a dialog (alert, confirm, prompt), an
+ * uncaught script error, a console error, a Content-Security-Policy violation. Screenshots go to
+ * `.test-data/screenshots/` (kept after the run as artefacts; .test-data is not committed).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+export const SCREENSHOT_DIR = path.resolve(__dirname, '..', '..', '.test-data', 'screenshots');
+
+/**
+ * Headless chromium with no network of its own (no component updates, sync, QUIC). playwright gives each launch a
+ * fresh temporary profile (its own --user-data-dir), removed on close.
+ */
+export async function launchChromium(): Promise<Browser> {
+  const args = [
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ];
+  // Chromium's sandbox needs user namespaces a root process (CI containers run tests as root) is not given.
+  if (process.getuid?.() === 0) args.push('--no-sandbox');
+  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args });
+}
+
+/** What a watched page did that it must not: each entry is one sentence. */
+export interface PageIncidents {
+  list: string[];
+}
+
+/** Records dialogs (and dismisses them), uncaught errors, console errors and CSP violation reports of `page`. */
+export function watchPage(page: Page, incidents: PageIncidents = { list: [] }): PageIncidents {
+  page.on('dialog', (dialog) => {
+    incidents.list.push(`dialog ${dialog.type()}: ${dialog.message()}`);
+    void dialog.dismiss().catch(() => {});
+  });
+  page.on('pageerror', (error) => incidents.list.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') incidents.list.push(`console error: ${message.text()}`);
+  });
+  return incidents;
+}
+
+/** A new context and page, watched. */
+export async function openWatchedPage(
+  browser: Browser,
+): Promise<{ context: BrowserContext; page: Page; incidents: PageIncidents }> {
+  const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
+  const page = await context.newPage();
+  return { context, page, incidents: watchPage(page) };
+}
+
+/** Saves a full-page screenshot as `<name>.png` under SCREENSHOT_DIR. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  const file = path.join(SCREENSHOT_DIR, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
