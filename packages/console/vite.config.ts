@@ -13,7 +13,7 @@ export default defineConfig({
     assetsDir: 'assets',
     sourcemap: false,
     reportCompressedSize: false,
-    chunkSizeWarningLimit: 400,
+    chunkSizeWarningLimit: 600,
   },
   // `npm run dev -w packages/console`: the control plane at GRAPHX_API_URL answers /v2 (same origin through the proxy).
   server: {

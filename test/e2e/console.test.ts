@@ -10,7 +10,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { createGitRepo, type GitRepo } from '../support/gitRepos';
-import { launchChromium, openWatchedPage, screenshot, type PageIncidents } from '../support/chromium';
+import { Client } from '@langchain/langgraph-sdk';
+import { accessibilityViolations, launchChromium, openWatchedPage, screenshot, type PageIncidents } from '../support/chromium';
 import { startPipelineStack, type PipelineStack } from '../support/pipelineStack';
 import { testEnv } from '../support/env';
 
@@ -26,6 +27,8 @@ let browser: Browser;
 let page: Page;
 let incidents: PageIncidents;
 let consoleUrl: string;
+/** The deployment the form creates; the studio tests use it. */
+let deployment: { id: string; url: string };
 
 beforeAll(async () => {
   expect(ensureConsoleBuilt().dir).toBeTruthy();
@@ -59,9 +62,15 @@ describe('the console', () => {
     // The refused request is the browser's own network log line, expected here and nowhere else.
     expect(incidents.list).toEqual([expect.stringContaining('status of 401')]);
     incidents.list.length = 0;
-    await page.getByLabel('API key').fill(pipeline.apiKey);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    expect(await accessibilityViolations(page)).toEqual([]);
+    // By keyboard alone: the key field has the focus, Enter submits.
+    await page.getByLabel('API key').fill('');
+    await page.keyboard.type(pipeline.apiKey);
+    await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Deployments' }).waitFor();
+    // The first Tab reaches the skip link, the next ones the header's links.
+    await page.keyboard.press('Tab');
+    await expect(page.evaluate(() => (globalThis as any).document.activeElement?.textContent)).resolves.toBe('Skip to content');
     // The key is the tab's: sessionStorage, never a cookie.
     expect(await page.context().cookies()).toEqual([]);
   });
@@ -77,6 +86,7 @@ describe('the console', () => {
     await page.getByLabel('Name', { exact: true }).nth(1).fill('GREETING');
     await page.getByLabel('Value').fill(SECRET_VALUE);
     await screenshot(page, 'console-deployment-form');
+    expect(await accessibilityViolations(page)).toEqual([]);
     await page.getByRole('button', { name: 'Create deployment' }).click();
 
     await page.getByRole('heading', { name }).waitFor();
@@ -98,16 +108,21 @@ describe('the console', () => {
     expect(samples.some((sample) => sample.status !== 'DEPLOYED' && sample.lines > 0)).toBe(true);
     await expect(page.getByLabel('Build log').innerText()).resolves.toContain(BUILD_MARKUP);
     await screenshot(page, 'console-revision');
+    expect(await accessibilityViolations(page)).toEqual([]);
 
+    const id = /deployments\/([0-9a-f-]{36})\/revisions/.exec(page.url())?.[1] as string;
+    deployment = { id, url: (await pipeline.api('GET', `/v2/deployments/${id}`)).body.url };
     await page.getByRole('link', { name: '← Deployment' }).click();
     await page.getByRole('link', { name: 'Open studio' }).waitFor();
     // The app's own output, markup included, shows as text.
     await page.getByLabel('App log').getByText('hostile app loaded').waitFor({ timeout: 30_000 });
     await expect(page.getByLabel('App log').innerText()).resolves.toContain(`<script>alert('log')</script>`);
     await screenshot(page, 'console-deployment');
+    expect(await accessibilityViolations(page)).toEqual([]);
     await page.getByRole('link', { name: 'Deployments' }).first().click();
     await page.getByRole('table', { name: 'Deployments' }).getByRole('link', { name }).waitFor();
     await screenshot(page, 'console-deployments');
+    expect(await accessibilityViolations(page)).toEqual([]);
   });
 
   it('retries a failed revision from its page, and the same revision reaches DEPLOYED', async () => {
@@ -132,3 +147,137 @@ describe('the console', () => {
     expect(revisions.body.resources.map((revision: { id: string }) => revision.id)).toEqual([revisionId]);
   });
 });
+
+/** The studio's graph node `id` (a `<g data-node>` of the picture). */
+const graphNode = (id: string) => page.locator(`g[data-node="${id.replace(/["\\]/g, '\\$&')}"]`);
+const runStatus = () => page.getByLabel('Run status').innerText();
+
+async function openStudio(assistant: string): Promise<void> {
+  await page.goto(`${consoleUrl}deployments/${deployment.id}/studio`);
+  await page.getByLabel('Assistant').selectOption({ label: assistant });
+  await page.getByRole('group', { name: `Graph ${assistant}` }).waitFor();
+}
+
+describe('the studio of a deployment', () => {
+  it('draws the graph with its subgraph nodes, runs it from the form, lights the nodes up as tasks start and finish, and shows the output', async () => {
+    await page.goto(`${consoleUrl}deployments/${deployment.id}`);
+    await page.getByRole('link', { name: 'Open studio' }).click();
+    await page.getByLabel('Assistant').selectOption({ label: 'research' });
+    for (const node of ['__start__', 'planner', 'search:query', 'search:summarize', 'writer', '__end__'])
+      await graphNode(node).waitFor();
+    await page.getByLabel('Show subgraphs (xray)').uncheck();
+    await graphNode('search').waitFor();
+    await page.getByLabel('Show subgraphs (xray)').check();
+    await graphNode('search:query').waitFor();
+
+    await page.getByLabel('topic').fill('tides');
+    await page.getByLabel('depth').fill('1');
+    await page.getByRole('button', { name: 'Run on a new thread' }).click();
+    // Each node holds its task ~300 ms: long enough to be seen running, then done.
+    await page.locator('g[data-node="planner"][data-state="running"]').waitFor();
+    await page.locator('g[data-node="search:query"][data-state="running"]').waitFor();
+    await page.locator('g[data-node="writer"][data-state="done"]').waitFor({ timeout: 30_000 });
+    await page.getByLabel('Run status').getByText('success').waitFor();
+    await expect(page.getByLabel('Run output').innerText()).resolves.toContain('Report on tides: 2 notes');
+    // Subgraph events arrive under their namespace.
+    await expect(page.getByLabel('Run events').innerText()).resolves.toMatch(/updates \[search:[0-9a-f-]+\]/);
+    await screenshot(page, 'studio-run');
+    expect(await accessibilityViolations(page)).toEqual([]);
+  });
+
+  it('stops a run at an interrupt, shows it, resumes it from the page, and the thread ends', async () => {
+    await openStudio('approval');
+    await page.getByLabel('request').fill('launch');
+    await page.getByRole('button', { name: 'Run on a new thread' }).click();
+    await page.getByLabel('Run status').getByText('interrupted').waitFor({ timeout: 30_000 });
+    await expect(page.getByLabel('Interrupt value').innerText()).resolves.toContain('Publish this draft?');
+    await screenshot(page, 'studio-interrupt');
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await page.getByLabel('Resume value (JSON or text)').fill('yes');
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await page.getByLabel('Run status').getByText('success').waitFor({ timeout: 30_000 });
+    await expect(page.getByLabel('Run output').innerText()).resolves.toContain('Published Draft: launch');
+    await page.getByRole('region', { name: 'Interrupt' }).waitFor({ state: 'detached' });
+    const threadId = new URL(page.url()).searchParams.get('thread') as string;
+    const state = await studioApiClient().threads.getState(threadId);
+    expect(state.next).toEqual([]);
+    expect((await studioApiClient().threads.get(threadId)).status).toBe('idle');
+  });
+
+  it('forks the thread from an earlier checkpoint with edited state, and the new branch runs and shows in the history', async () => {
+    // The thread of the previous test: compose → review (interrupt, resumed) → publish.
+    await page
+      .getByRole('list', { name: 'State history' })
+      .getByRole('button', { name: /next: review/ })
+      .first()
+      .click();
+    await page.getByRole('button', { name: 'Edit state and fork' }).click();
+    await page.getByLabel('State update (JSON)').fill('{"draft": "Draft: edited"}');
+    await page.getByLabel('As node').selectOption('compose');
+    await page.getByRole('button', { name: 'Fork with this state' }).click();
+    await page
+      .getByRole('list', { name: 'State history' })
+      .getByText(/branch from/)
+      .waitFor();
+    await page.getByRole('button', { name: 'Re-run from here' }).click();
+    await page.getByLabel('Run status').getByText('interrupted').waitFor({ timeout: 30_000 });
+    await page.getByLabel('Resume value (JSON or text)').fill('yes');
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await page.getByLabel('Run status').getByText('success').waitFor({ timeout: 30_000 });
+    await expect(page.getByLabel('Run output').innerText()).resolves.toContain('Published Draft: edited');
+    await screenshot(page, 'studio-history-fork');
+    expect(await accessibilityViolations(page)).toEqual([]);
+    const threadId = new URL(page.url()).searchParams.get('thread') as string;
+    const history = await studioApiClient().threads.getHistory(threadId, { limit: 50 });
+    const outcomes = history.map((state) => (state.values as { outcome?: string }).outcome).filter(Boolean);
+    expect(outcomes).toEqual(expect.arrayContaining(['Published Draft: edited', 'Published Draft: launch']));
+  });
+
+  it('lets the UI user see every thread (the auth rule gives it an empty filter) while a bearer-token user sees only their own', async () => {
+    const asUser = (token: string) =>
+      new Client({ apiUrl: deployment.url, apiKey: null, defaultHeaders: { authorization: `Bearer ${token}` } });
+    const alice = await asUser('alice-token').threads.create({ metadata: { topic: 'alice thread' } });
+    const bob = await asUser('bob-token').threads.create({ metadata: { topic: 'bob thread' } });
+    const seenByAlice = (await asUser('alice-token').threads.search({ limit: 100 })).map((thread) => thread.thread_id);
+    expect(seenByAlice).toContain(alice.thread_id);
+    expect(seenByAlice).not.toContain(bob.thread_id);
+
+    await openStudio('research');
+    const threads = page.getByRole('table', { name: 'Threads' });
+    await threads.getByText(alice.thread_id.slice(0, 8)).waitFor();
+    await threads.getByText(bob.thread_id.slice(0, 8)).waitFor();
+    await page.getByLabel('Metadata (JSON)').fill('{"owner": "bob"}');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await threads.getByText(alice.thread_id.slice(0, 8)).waitFor({ state: 'detached' });
+    await expect(threads.getByText(bob.thread_id.slice(0, 8)).count()).resolves.toBe(1);
+    await screenshot(page, 'studio-threads');
+    expect(await accessibilityViolations(page)).toEqual([]);
+  });
+
+  it('shows a hostile graph’s markup node names, state and logs as text, and none of it runs', async () => {
+    await openStudio('hostile');
+    const node = graphNode('<img src=x onerror=alert(1)>');
+    await node.waitFor();
+    await expect(node.locator('title').textContent()).resolves.toBe('<img src=x onerror=alert(1)>');
+    await page.getByLabel('text', { exact: true }).fill('<i>hi</i>');
+    await page.getByRole('button', { name: 'Run on a new thread' }).click();
+    await page.getByLabel('Run status').getByText('success').waitFor({ timeout: 30_000 });
+    await expect(page.getByLabel('Run output').innerText()).resolves.toContain("<script>alert('state')</script>");
+    // Nothing tenant-made became an element.
+    expect(await page.locator('#root img, #root script, #root [onerror], #root [onmouseover], #root [onload]').count()).toBe(0);
+    await page.goto(`${consoleUrl}deployments/${deployment.id}`);
+    await page.getByLabel('App log').getByText('running with <i>hi</i>').waitFor({ timeout: 30_000 });
+    expect(await page.locator('#root svg[onload], #root img').count()).toBe(0);
+    await screenshot(page, 'studio-hostile');
+    expect(await accessibilityViolations(page)).toEqual([]);
+  });
+});
+
+/** An SDK client of the deployment as the studio is (through the control plane, API key, UI user). */
+function studioApiClient(): Client {
+  return new Client({
+    apiUrl: `${pipeline.stack.apiUrl}/v2/deployments/${deployment.id}/app`,
+    apiKey: null,
+    defaultHeaders: { 'x-api-key': pipeline.apiKey, 'x-auth-scheme': 'graphx-studio' },
+  });
+}

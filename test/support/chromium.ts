@@ -63,3 +63,21 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }
+
+const AXE_SOURCE_PATH = require.resolve('axe-core/axe.min.js');
+
+/**
+ * axe-core's WCAG 2 A/AA rules on the current page. The source is evaluated through the DevTools protocol (page
+ * scripts added as tags would be refused by the page's own Content-Security-Policy, which stays on).
+ */
+export async function accessibilityViolations(page: Page): Promise<string[]> {
+  await page.evaluate(fs.readFileSync(AXE_SOURCE_PATH, 'utf8'));
+  const violations = await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run: (context: unknown, options: unknown) => Promise<any> } }).axe;
+    const result = await axe.run((globalThis as any).document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa'] } });
+    return (result.violations as Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }>).map(
+      (violation) => `${violation.id} (${violation.impact}): ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`,
+    );
+  });
+  return violations;
+}

@@ -1,5 +1,8 @@
-/** Loads something on mount (and when `deps` change); `reload()` asks again. */
-import { useCallback, useEffect, useState, type DependencyList } from 'react';
+/**
+ * Loads something on mount and when `deps` change (what was loaded for other deps is dropped at once, so a page never
+ * shows one assistant's data under another's name); `reload()` asks again and keeps showing the data meanwhile.
+ */
+import { useCallback, useEffect, useRef, useState, type DependencyList } from 'react';
 
 export interface AsyncState<T> {
   data: T | undefined;
@@ -13,8 +16,14 @@ export function useAsync<T>(load: () => Promise<T>, deps: DependencyList): Async
   const [error, setError] = useState<Error | null>(null);
   const [loading, setLoading] = useState(true);
   const [generation, setGeneration] = useState(0);
+  const loadedGeneration = useRef(-1);
   useEffect(() => {
     let live = true;
+    if (loadedGeneration.current === generation) {
+      setData(undefined);
+      setError(null);
+    }
+    loadedGeneration.current = generation;
     setLoading(true);
     load().then(
       (value) => {
