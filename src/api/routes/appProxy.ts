@@ -109,8 +109,9 @@ export function registerAppProxyRoutes(router: Router, registry: RouteRegistry, 
         tags: ['deployments'],
         params: appPathParams,
         body: method === 'get' || method === 'delete' ? undefined : Joi.any(),
+        // The answer is the app's (any status of the agent-server API): documented as the default response.
         responses: {
-          200: { description: "The app's answer, streamed as it comes (SSE included)" },
+          default: { description: "The app's answer as it gave it (agent-server API), streamed (SSE included)" },
           404: { description: 'Not found', schema: detail },
           409: { description: 'Not deployed yet', schema: detail },
           502: { description: 'The app could not be reached', schema: detail },
