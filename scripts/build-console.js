@@ -73,6 +73,8 @@ function ensureConsoleBuilt(options = {}) {
   log('graphx: building the web console (packages/console)');
   execFileSync(process.execPath, [vite, 'build', '--outDir', temporary, '--emptyOutDir', '--logLevel', 'warn'], {
     cwd: CONSOLE_DIR,
+    // Vite keeps a NODE_ENV it finds (jest sets `test`), which would ship React's development build.
+    env: { ...process.env, NODE_ENV: 'production' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   fs.writeFileSync(path.join(temporary, DIGEST_FILE), `${digest}\n`);
