@@ -31,6 +31,15 @@ function staticClosure(entry: string, seen = new Set<string>()): Set<string> {
   return seen;
 }
 
+/** Chunks loaded by `import()` from `files`. */
+function lazyImportsOf(files: string[]): string[] {
+  return files.flatMap((file) =>
+    [...fs.readFileSync(path.join(DIST, 'assets', file), 'utf8').matchAll(/import\(\s*["'`]\.\/([^"'`]+\.js)["'`]\s*\)/g)].map(
+      (match) => match[1]!,
+    ),
+  );
+}
+
 function bundleFigures(): void {
   const { ensureConsoleBuilt } = require('../scripts/build-console.js') as { ensureConsoleBuilt: () => { dir: string | null } };
   if (!ensureConsoleBuilt().dir) throw new Error('the console is not built (npm run build:console)');
@@ -44,14 +53,19 @@ function bundleFigures(): void {
   console.log(
     `first load: ${firstLoad.size} script file(s), JavaScript ${kib(jsGzip)} gzipped (target ≤ 300 KiB), CSS ${kib(cssGzip)}`,
   );
-  const code = fs.readFileSync(path.join(DIST, 'assets', entry), 'utf8');
-  const lazy = [...code.matchAll(/import\(\s*["'`]\.\/([^"'`]+\.js)["'`]\s*\)/g)].map((match) => match[1]!);
-  for (const chunk of lazy) {
-    const added = [...staticClosure(chunk)].filter((file) => !firstLoad.has(file));
+  // Each lazy chunk (a studio, its chat) and what it adds to what was loaded before it.
+  const loaded = new Set(firstLoad);
+  const queue = lazyImportsOf([...firstLoad]);
+  while (queue.length > 0) {
+    const chunk = queue.shift()!;
+    const added = [...staticClosure(chunk)].filter((file) => !loaded.has(file));
+    if (added.length === 0) continue;
     const addedGzip = added.reduce((sum, file) => sum + gzipSize(path.join(DIST, 'assets', file)), 0);
     console.log(
       `  opening ${chunk.replace(/-[A-Za-z0-9_-]+\.js$/, '')} adds ${kib(addedGzip)} gzipped (${added.length} file(s))`,
     );
+    added.forEach((file) => loaded.add(file));
+    queue.push(...lazyImportsOf(added));
   }
 }
 

@@ -4,12 +4,11 @@
  * with time travel, interrupts to resume, and a chat mode for graphs with a messages state.
  */
 import type { Command, ThreadState } from '@langchain/langgraph-sdk';
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useMemo, useState } from 'react';
 import { controlPlane } from '../api/controlPlane';
 import { ErrorText, Section } from '../components/common';
 import { useAsync } from '../hooks/useAsync';
 import { Link, navigate, useSearchParams } from '../router';
-import { ChatPanel } from './ChatPanel';
 import { GraphView, type NodeState } from './GraphView';
 import { HistoryPanel } from './HistoryPanel';
 import { InterruptPanel } from './InterruptPanel';
@@ -18,6 +17,9 @@ import { RunOutput } from './RunOutput';
 import { createStudioClient } from './studioClient';
 import { ThreadsPanel } from './ThreadsPanel';
 import { useRunStream, type RunRequest } from './useRunStream';
+
+// The SDK's React hook weighs ~100 KiB gzipped: loaded when a chat is opened, not with every studio.
+const ChatPanel = lazy(() => import('./ChatPanel').then((module) => ({ default: module.ChatPanel })));
 
 function hasMessages(schema: unknown): boolean {
   const properties = (schema as { properties?: Record<string, { type?: string }> } | null)?.properties;
@@ -167,13 +169,15 @@ export default function StudioPage({ deploymentId }: { deploymentId: string | nu
         <div>
           {mode === 'chat' && assistantId ? (
             <Section title="Chat">
-              <ChatPanel
-                key={`${assistantId}`}
-                client={client}
-                assistantId={assistantId}
-                threadId={threadId}
-                onThreadId={(id) => go({ thread: id })}
-              />
+              <Suspense fallback={<p aria-busy="true">Loading the chat…</p>}>
+                <ChatPanel
+                  key={`${assistantId}`}
+                  client={client}
+                  assistantId={assistantId}
+                  threadId={threadId}
+                  onThreadId={(id) => go({ thread: id })}
+                />
+              </Suspense>
             </Section>
           ) : (
             <Section title="Run">
