@@ -2,8 +2,10 @@
  * Issue 22's acceptance in a real browser (Debian's chromium driven by playwright-core) against a real stack
  * (Temporal dev server, PostgreSQL, git, the process runner behind the gateway): the console signs in with an API
  * key, creates a deployment from a `file://` repository through its form, follows the revision to DEPLOYED with its
- * build log streaming, retries a failed revision; and the studio (see consoleStudio.test.ts… here too) drives the
- * deployed graphs. Every page is watched for dialogs, script errors and console errors, and photographed.
+ * build log streaming, retries a failed revision; then the studio drives the deployed graphs (the fixture
+ * test/fixtures/apps/studio-graphs: a subgraph, an interrupt, a chat, a hostile graph, custom auth). The tests walk
+ * one flow in order and share the deployment the form creates. Every page is watched for dialogs, script errors and
+ * console errors, checked with axe-core, and photographed into .test-data/screenshots/.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -60,7 +62,7 @@ describe('the console', () => {
     await page.getByText('The control plane refused this API key.').waitFor();
     await screenshot(page, 'console-sign-in');
     // The refused request is the browser's own network log line, expected here and nowhere else.
-    expect(incidents.list).toEqual([expect.stringContaining('status of 401')]);
+    expect(incidents.list).toEqual(['HTTP 401 GET /v2/deployments']);
     incidents.list.length = 0;
     expect(await accessibilityViolations(page)).toEqual([]);
     // By keyboard alone: the key field has the focus, Enter submits.
@@ -152,6 +154,21 @@ describe('the console', () => {
 const graphNode = (id: string) => page.locator(`g[data-node="${id.replace(/["\\]/g, '\\$&')}"]`);
 const runStatus = () => page.getByLabel('Run status').innerText();
 
+/** Starts recording every state a graph node is drawn in (a MutationObserver in the page); returns the reader. */
+async function recordNodeStates(): Promise<() => Promise<string[]>> {
+  await page.evaluate(() => {
+    const doc = (globalThis as any).document;
+    const seen = new Set<string>();
+    (globalThis as any).__graphxNodeStates = seen;
+    const observer = new (globalThis as any).MutationObserver((records: any[]) => {
+      for (const record of records)
+        seen.add(`${record.target.getAttribute('data-node')}=${record.target.getAttribute('data-state')}`);
+    });
+    observer.observe(doc.body, { attributes: true, attributeFilter: ['data-state'], subtree: true });
+  });
+  return () => page.evaluate(() => [...(globalThis as any).__graphxNodeStates] as string[]);
+}
+
 async function openStudio(assistant: string): Promise<void> {
   await page.goto(`${consoleUrl}deployments/${deployment.id}/studio`);
   await page.getByLabel('Assistant').selectOption({ label: assistant });
@@ -172,16 +189,48 @@ describe('the studio of a deployment', () => {
 
     await page.getByLabel('topic').fill('tides');
     await page.getByLabel('depth').fill('1');
+    const statesSeen = await recordNodeStates();
     await page.getByRole('button', { name: 'Run on a new thread' }).click();
-    // Each node holds its task ~300 ms: long enough to be seen running, then done.
-    await page.locator('g[data-node="planner"][data-state="running"]').waitFor();
-    await page.locator('g[data-node="search:query"][data-state="running"]').waitFor();
     await page.locator('g[data-node="writer"][data-state="done"]').waitFor({ timeout: 30_000 });
     await page.getByLabel('Run status').getByText('success').waitFor();
+    // Every node, subgraph nodes included, was drawn running while its task ran, then done.
+    const seen = await statesSeen();
+    for (const node of ['planner', 'search:query', 'search:summarize', 'writer']) {
+      expect(seen).toEqual(expect.arrayContaining([`${node}=running`, `${node}=done`]));
+    }
     await expect(page.getByLabel('Run output').innerText()).resolves.toContain('Report on tides: 2 notes');
     // Subgraph events arrive under their namespace.
     await expect(page.getByLabel('Run events').innerText()).resolves.toMatch(/updates \[search:[0-9a-f-]+\]/);
     await screenshot(page, 'studio-run');
+    expect(await accessibilityViolations(page)).toEqual([]);
+  });
+
+  it('cancels a run from the page: the run stops on the server too', async () => {
+    await page.getByRole('button', { name: 'New thread' }).click();
+    await page.getByLabel('topic').fill('oceans');
+    await page.getByLabel('depth').fill('5');
+    await page.getByRole('button', { name: 'Run on a new thread' }).click();
+    await page.locator('g[data-node="search:query"][data-state="running"]').waitFor();
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await page.getByLabel('Run status').getByText('cancelled').waitFor();
+    const threadId = new URL(page.url()).searchParams.get('thread') as string;
+    const deadline = Date.now() + 15_000;
+    let status = '';
+    while (Date.now() < deadline) {
+      status = (await studioApiClient().runs.list(threadId))[0]?.status ?? '';
+      if (status !== 'running' && status !== 'pending') break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(status).toBe('interrupted');
+  });
+
+  it('chats with a graph whose state has a messages list, through the SDK’s own React hook', async () => {
+    await openStudio('chat');
+    await page.getByRole('button', { name: 'Chat', exact: true }).click();
+    await page.getByLabel('Message', { exact: true }).fill('hello there');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByRole('list', { name: 'Messages' }).getByText('You said: hello there').waitFor({ timeout: 30_000 });
+    await screenshot(page, 'studio-chat');
     expect(await accessibilityViolations(page)).toEqual([]);
   });
 

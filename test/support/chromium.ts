@@ -1,7 +1,7 @@
 /**
  * A real browser for page tests: Debian's chromium driven by playwright-core (never a downloaded browser build),
  * and a watch on each page for what must never happen on a page of ours: a dialog (alert, confirm, prompt), an
- * uncaught script error, a console error, a Content-Security-Policy violation. Screenshots go to
+ * uncaught script error, a console error (a Content-Security-Policy violation is one), a failed request. Screenshots go to
  * `.test-data/screenshots/` (kept after the run as artefacts; .test-data is not committed).
  */
 import fs from 'node:fs';
@@ -34,7 +34,7 @@ export interface PageIncidents {
   list: string[];
 }
 
-/** Records dialogs (and dismisses them), uncaught errors, console errors and CSP violation reports of `page`. */
+/** Records dialogs (and dismisses them), uncaught errors, console errors and answers ≥ 400 seen by `page`. */
 export function watchPage(page: Page, incidents: PageIncidents = { list: [] }): PageIncidents {
   page.on('dialog', (dialog) => {
     incidents.list.push(`dialog ${dialog.type()}: ${dialog.message()}`);
@@ -42,7 +42,15 @@ export function watchPage(page: Page, incidents: PageIncidents = { list: [] }): 
   });
   page.on('pageerror', (error) => incidents.list.push(`page error: ${error.message}`));
   page.on('console', (message) => {
-    if (message.type() === 'error') incidents.list.push(`console error: ${message.text()}`);
+    // A failed request is reported below with its address; chromium's own line for it says less.
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) {
+      incidents.list.push(`console error: ${message.text()}`);
+    }
+  });
+  page.on('response', (response) => {
+    if (response.status() >= 400) {
+      incidents.list.push(`HTTP ${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`);
+    }
   });
   return incidents;
 }

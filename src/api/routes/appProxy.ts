@@ -8,6 +8,7 @@
  * is sandboxed: it can never run as a page of the console's origin.
  */
 import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import type Router from '@koa/router';
 import Joi from 'joi';
@@ -92,10 +93,12 @@ async function forward(ctx: Koa.ParameterizedContext, baseUrl: string): Promise<
     ctx.body = null;
     return;
   }
-  const stream = Readable.fromWeb(answer.body as NodeReadableStream);
-  // A stream cut by the app or by the client ends the other side too (a run's SSE is cancelled when the tab goes).
-  stream.on('error', () => ctx.res.destroy());
-  ctx.body = stream;
+  // Relayed by hand, not as ctx.body: a tab that leaves mid-stream is how a studio stops watching a run, not an error
+  // to log. Either side ending ends the other (the app sees its stream's client go).
+  ctx.respond = false;
+  ctx.res.statusCode = answer.status;
+  ctx.res.flushHeaders();
+  pipeline(Readable.fromWeb(answer.body as NodeReadableStream), ctx.res, () => aborted.abort());
 }
 
 export function registerAppProxyRoutes(router: Router, registry: RouteRegistry, deps: ApiDeps): void {
@@ -108,7 +111,11 @@ export function registerAppProxyRoutes(router: Router, registry: RouteRegistry, 
         summary: `The deployed app's agent-server API for the studio (${method.toUpperCase()}, as a debugging-UI user)`,
         tags: ['deployments'],
         params: appPathParams,
-        body: method === 'get' || method === 'delete' ? undefined : Joi.any(),
+        // Some agent-server calls post no body at all (a run's cancel): optional.
+        body:
+          method === 'get' || method === 'delete'
+            ? undefined
+            : Joi.any().optional().description('The agent-server request (JSON)'),
         // The answer is the app's (any status of the agent-server API): documented as the default response.
         responses: {
           default: { description: "The app's answer as it gave it (agent-server API), streamed (SSE included)" },

@@ -196,6 +196,11 @@ describe('the control plane serves the console and the studio’s door to apps',
     expect(seen.headers.authorization).toBeUndefined();
     expect(JSON.parse(seen.body)).toEqual({ metadata: { owner: 'alice' } });
 
+    // A call that posts nothing (a run's cancel) goes through without a body.
+    const cancel = await call().post(`/v2/deployments/${deployedId}/app/threads/t1/runs/r1/cancel?wait=0`).set('X-Api-Key', keyA);
+    expect(cancel.status).toBe(201);
+    expect(fake.seen.at(-1)).toMatchObject({ method: 'POST', url: '/threads/t1/runs/r1/cancel?wait=0', body: '' });
+
     const page = await call().get(`/v2/deployments/${deployedId}/app/page`).set('X-Api-Key', keyA);
     expect(page.headers['set-cookie']).toBeUndefined();
     expect(page.headers['access-control-allow-origin']).toBeUndefined();
