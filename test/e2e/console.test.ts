@@ -152,7 +152,6 @@ describe('the console', () => {
 
 /** The studio's graph node `id` (a `<g data-node>` of the picture). */
 const graphNode = (id: string) => page.locator(`g[data-node="${id.replace(/["\\]/g, '\\$&')}"]`);
-const runStatus = () => page.getByLabel('Run status').innerText();
 
 /** Starts recording every state a graph node is drawn in (a MutationObserver in the page); returns the reader. */
 async function recordNodeStates(): Promise<() => Promise<string[]>> {
