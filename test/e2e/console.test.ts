@@ -147,6 +147,17 @@ describe('the console', () => {
     await page.getByLabel('Revision status').getByText('DEPLOYED').waitFor({ timeout: 240_000 });
     const revisions = await pipeline.api('GET', `/v2/deployments/${id}/revisions`);
     expect(revisions.body.resources.map((revision: { id: string }) => revision.id)).toEqual([revisionId]);
+
+    // Deleting asks first, then the deployment leaves the list.
+    await page.getByRole('link', { name: '← Deployment' }).click();
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('group', { name: /^Delete console-retry-/ }).waitFor();
+    await page.getByRole('button', { name: 'Yes, delete' }).click();
+    await page.getByRole('heading', { name: 'Deployments' }).waitFor();
+    await page
+      .getByRole('table', { name: 'Deployments' })
+      .getByRole('link', { name: created.body.name })
+      .waitFor({ state: 'detached', timeout: 60_000 });
   });
 });
 
@@ -221,6 +232,19 @@ describe('the studio of a deployment', () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     expect(status).toBe('interrupted');
+  });
+
+  it('pauses a run before a chosen node and continues it from the page', async () => {
+    await page.getByRole('button', { name: 'New thread' }).click();
+    await page.getByLabel('topic').fill('lakes');
+    await page.getByText('Config, context and breakpoints').click();
+    await page.getByRole('group', { name: 'Interrupt before' }).getByLabel('writer').check();
+    await page.getByRole('button', { name: 'Run on a new thread' }).click();
+    await page.getByRole('heading', { name: 'The thread is paused' }).waitFor({ timeout: 30_000 });
+    await page.locator('g[data-node="writer"][data-state="interrupted"]').waitFor();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByLabel('Run status').getByText('success').waitFor({ timeout: 30_000 });
+    await expect(page.getByLabel('Run output').innerText()).resolves.toContain('Report on lakes');
   });
 
   it('chats with a graph whose state has a messages list, through the SDK’s own React hook', async () => {

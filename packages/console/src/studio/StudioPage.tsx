@@ -79,12 +79,11 @@ export default function StudioPage({ deploymentId }: { deploymentId: string | nu
     if (!chatCapable) setMode('graph');
   }, [chatCapable]);
 
-  // Paused nodes of the selected thread light up when no run is shown.
+  // The run's node states; once it ended, the nodes the thread waits on (a breakpoint, an interrupt) show paused.
   const nodeStates = useMemo<ReadonlyMap<string, NodeState>>(() => {
-    if (run.phase !== 'idle') return run.nodeStates;
-    const paused = new Map<string, NodeState>();
-    for (const node of threadState.data?.next ?? []) paused.set(node, 'interrupted');
-    return paused;
+    const states = new Map(run.phase === 'idle' ? [] : run.nodeStates);
+    if (run.phase !== 'running') for (const node of threadState.data?.next ?? []) states.set(node, 'interrupted');
+    return states;
   }, [run.phase, run.nodeStates, threadState.data]);
 
   const execute = async (request: Omit<RunRequest, 'assistantId' | 'threadId'>) => {
@@ -197,7 +196,7 @@ export default function StudioPage({ deploymentId }: { deploymentId: string | nu
           )}
           {pending && <InterruptPanel key={pending.checkpoint.checkpoint_id} state={pending} busy={false} onResume={resume} />}
           <RunOutput
-            phase={run.phase}
+            phase={pending && run.phase === 'success' ? 'interrupted' : run.phase}
             error={run.error}
             values={run.values}
             events={run.events}
