@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import * as esbuild from 'esbuild';
-import { chromium } from 'playwright-core';
+import { launchChromium } from '../test/support/chromium';
 
 const ROOT = path.resolve(__dirname, '..');
 const DIST = path.join(ROOT, 'packages', 'console', 'dist');
@@ -130,16 +130,7 @@ const host = document.getElementById('root')!;
       .end('<!doctype html><div id="root"></div><script type="module" src="/bench.js"></script>');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const args = [
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ];
-  if (process.getuid?.() === 0) args.push('--no-sandbox');
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage();
     await page.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
