@@ -89,3 +89,20 @@ export async function accessibilityViolations(page: Page): Promise<string[]> {
   });
   return violations;
 }
+
+/**
+ * Starts recording every `data-node=data-state` pair the page draws (a MutationObserver in the page, so a state held
+ * for a moment is not missed between two polls); returns the reader.
+ */
+export async function recordNodeStates(page: Page): Promise<() => Promise<string[]>> {
+  await page.evaluate(() => {
+    const seen = new Set<string>();
+    (globalThis as any).__graphxNodeStates = seen;
+    const observer = new (globalThis as any).MutationObserver((records: any[]) => {
+      for (const record of records)
+        seen.add(`${record.target.getAttribute('data-node')}=${record.target.getAttribute('data-state')}`);
+    });
+    observer.observe((globalThis as any).document.body, { attributes: true, attributeFilter: ['data-state'], subtree: true });
+  });
+  return () => page.evaluate(() => [...(globalThis as any).__graphxNodeStates] as string[]);
+}
