@@ -1,23 +1,25 @@
 /** The control-plane Koa app: middleware in order, then one router file per resource. */
+import path from 'node:path';
 import Router from '@koa/router';
 import Koa from 'koa';
 import { ApiKeyRepository } from '../db/repositories/apiKeys';
-import { createMetricsRegistry, HttpMetrics, httpMetricsMiddleware, metricsHandler } from '../http/metrics';
-import { Readiness, readinessHandler } from '../http/readiness';
-import { requestLogMiddleware } from '../http/requestLog';
-import { logger } from '../logger';
+import { createMetricsRegistry, HttpMetrics, httpMetricsMiddleware, metricsHandler } from '@graphx/kit/http/metrics';
+import { Readiness, readinessHandler } from '@graphx/kit/http/readiness';
+import { requestLogMiddleware } from '@graphx/kit/http/requestLog';
+import { logger } from '@graphx/kit/logger';
+import { projectRoot } from '../config';
 import { temporalReadinessCheck } from '../temporal/client';
 import type { ApiDeps } from './deps';
 import { requireApiKey } from './middleware/apiKeyAuth';
-import { errorMiddleware } from '../http/errors';
-import { jsonBodyMiddleware } from '../http/jsonBody';
-import { requestIdMiddleware } from '../http/requestId';
+import { errorMiddleware } from '@graphx/kit/http/errors';
+import { jsonBodyMiddleware } from '@graphx/kit/http/jsonBody';
+import { requestIdMiddleware } from '@graphx/kit/http/requestId';
 import { registerControlPlaneMetrics } from './metrics';
 import { requireServiceToken } from './middleware/serviceTokenAuth';
 import { buildOpenApi } from './openapi';
 import { registerDocsRoutes } from './openapiDocs';
 import { RouteRegistry } from './routeKit';
-import { consolePagesMiddleware } from '../http/consolePages';
+import { consolePagesMiddleware } from '@graphx/kit/http/consolePages';
 import { registerAppProxyRoutes } from './routes/appProxy';
 import { registerAuthRoutes } from './routes/auth';
 import { registerDeploymentRoutes } from './routes/deployments';
@@ -77,6 +79,7 @@ export function buildApi(deps: ApiDeps): { app: Koa; registry: RouteRegistry } {
     consolePagesMiddleware({
       mountPath: '/console',
       mode: 'console',
+      distDir: path.join(projectRoot, 'packages', 'console', 'dist'),
       temporalUiUrl: deps.temporalUiUrl
         ? `${deps.temporalUiUrl}/namespaces/${encodeURIComponent(deps.config.temporalNamespace)}`
         : null,

@@ -2,7 +2,7 @@
 import type { Client } from '@temporalio/client';
 import type { GraphxConfig } from '../config';
 import type { Db } from '../db/knex';
-import type { Logger } from '../logger';
+import type { Logger } from '@graphx/kit/logger';
 import type { SecretBox } from '../security/secretBox';
 
 export interface ApiDeps {

@@ -5,7 +5,7 @@
 import type Router from '@koa/router';
 import type Joi from 'joi';
 import type Koa from 'koa';
-import { rememberingValidator, validatePart } from '../http/validation';
+import { rememberingValidator, validatePart } from '@graphx/kit/http/validation';
 import type { AuthMode } from './middleware/apiKeyAuth';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'put' | 'delete';

@@ -1,8 +1,9 @@
 /** `graphx start` (= `npm start`): the whole stack in the foreground; Ctrl-C or SIGTERM stops every child. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError, loadConfig, type GraphxConfig } from '../config';
-import { applyLogLevel } from '../logger';
+import { loadConfig, type GraphxConfig } from '../config';
+import { ConfigError } from '@graphx/kit/errors';
+import { applyLogLevel } from '@graphx/kit/logger';
 import { startStack, type StackHandle } from '../stack';
 import { findTemporalCli } from '../temporal/devServer';
 

@@ -4,10 +4,11 @@
  * ones and restarts the dead ones of every deployment with an active revision, so replacing a worker never takes an
  * app down. `graphx start`, a developer's foreground stack, stops its apps with it instead.
  */
-import { loadConfig, ConfigError } from '../config';
+import { loadConfig } from '../config';
+import { ConfigError } from '@graphx/kit/errors';
 import { openRevisionImages } from '../containers';
 import { createDb } from '../db/knex';
-import { applyLogLevel, logger } from '../logger';
+import { applyLogLevel, logger } from '@graphx/kit/logger';
 import { loadSecretKey, SecretBox } from '../security/secretBox';
 import { chooseTarget } from '../targets/choose';
 import { startWorker } from '../worker';

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
+import { ConfigError } from '@graphx/kit/errors';
 
 export type DeploymentMode = 'cloud' | 'self_hosted';
 
@@ -157,10 +158,6 @@ const schema = Joi.object({
 /** Every environment setting read here (the schema's keys and GRAPHX_CONFIG_FILE); README's table is checked against it. */
 export function configVariables(): string[] {
   return [...Object.keys((schema.describe() as { keys: Record<string, unknown> }).keys), 'GRAPHX_CONFIG_FILE'].sort();
-}
-
-export class ConfigError extends Error {
-  override name = 'ConfigError';
 }
 
 function readJson(file: string): Record<string, unknown> {

@@ -7,7 +7,7 @@ import type { GraphxConfig } from '../config';
 import { openContainerEngine, type OpenedEngine } from '../containers';
 import type { ContainerEngine } from '../containers/engine';
 import type { Db } from '../db/knex';
-import { logger } from '../logger';
+import { logger } from '@graphx/kit/logger';
 import type { SecretBox } from '../security/secretBox';
 import { ContainerTarget } from './container';
 import { LocalTarget } from './local';

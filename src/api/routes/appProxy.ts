@@ -14,7 +14,7 @@ import type Router from '@koa/router';
 import Joi from 'joi';
 import type Koa from 'koa';
 import { DeploymentRepository } from '../../db/repositories/deployments';
-import { ConflictError, NotFoundError } from '../../errors';
+import { ConflictError, deploymentNotFound } from '@graphx/kit/errors';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/apiKeyAuth';
 import type { HttpMethod, RouteRegistry } from '../routeKit';
@@ -50,7 +50,7 @@ const appPathParams = Joi.object({
 /** The deployment's URL, for a deployment of this tenant that serves. */
 async function appBaseUrl(deps: ApiDeps, tenantId: string, deploymentId: string): Promise<string> {
   const deployment = await new DeploymentRepository(deps.db).find(tenantId, deploymentId);
-  if (!deployment) throw new NotFoundError(`Deployment ID ${deploymentId} not found.`);
+  if (!deployment) throw deploymentNotFound(deploymentId);
   if (!deployment.url) throw new ConflictError(`Deployment ${deployment.name} has no deployed revision yet.`);
   return deployment.url.replace(/\/+$/, '');
 }

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import fc from 'fast-check';
 import { buildApi } from '../../../src/api/app';
-import { answerClientErrorsWithJson } from '../../../src/http/clientErrors';
+import { answerClientErrorsWithJson } from '@graphx/kit/http/clientErrors';
 import { buildOpenApi } from '../../../src/api/openapi';
 import type { Db } from '../../../src/db/knex';
 import { createTenant, testConfig, testDb, testSecretBox, testTemporalClient } from '../../support/env';
@@ -27,7 +27,7 @@ import {
   valueFor,
   type RawRequest,
 } from '../../support/fuzz';
-import { seedDeployment } from '../runtime/support/runtimeHarness';
+import { seedDeployment } from '../../../packages/runtime/test/integration/support/runtimeHarness';
 
 interface Operation {
   method: string;

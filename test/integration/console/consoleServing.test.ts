@@ -15,7 +15,7 @@ import Koa from 'koa';
 import request from 'supertest';
 import { createApp } from '../../../src/api/app';
 import type { Db } from '../../../src/db/knex';
-import { consolePagesMiddleware } from '../../../src/http/consolePages';
+import { consolePagesMiddleware } from '@graphx/kit/http/consolePages';
 import { createTenant, testConfig, testDb, testSecretBox, testTemporalClient } from '../../support/env';
 
 const { ensureConsoleBuilt } = require('../../../scripts/build-console.js') as {
