@@ -17,6 +17,8 @@ module.exports = tseslint.config(
       'packages/*/dist/**',
       'coverage/**',
       'dist/**',
+      'packages/*/dist/**',
+      'packages/*/dist.*/**',
       'eslint.config.js',
       'jest.config.js',
     ],
@@ -25,6 +27,7 @@ module.exports = tseslint.config(
   { rules: { '@typescript-eslint/no-require-imports': 'off' } },
   {
     files: ['**/*.ts'],
+    ignores: ['packages/console/**'],
     languageOptions: { parserOptions: { project: './tsconfig.json', tsconfigRootDir: __dirname } },
     plugins: { import: importPlugin },
     rules: {
@@ -41,6 +44,33 @@ module.exports = tseslint.config(
         node: { extensions: ['.ts', '.js'] },
       },
     },
+  },
+  // The web console is a browser build with its own tsconfig (DOM, JSX); it reaches graphx only over HTTP.
+  {
+    files: ['packages/console/**/*.ts', 'packages/console/**/*.tsx'],
+    languageOptions: {
+      parserOptions: { project: './packages/console/tsconfig.json', tsconfigRootDir: __dirname },
+    },
+    plugins: { import: importPlugin },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'import/no-cycle': ['error', { maxDepth: 5 }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/src/*', '../../../src/**', '**/workflows/**', '**/activities/**'],
+              message: 'The console depends on public HTTP APIs only, never on the control plane or runtime sources.',
+            },
+          ],
+        },
+      ],
+    },
+    settings: { 'import/resolver': { node: { extensions: ['.ts', '.tsx', '.js'] } } },
   },
   {
     files: ['workflows/**/*.ts'],

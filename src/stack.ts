@@ -128,7 +128,7 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
     const relay = startOutboxRelay(db, temporal);
     stops.push(['outbox relay', relay.stop]);
 
-    const app = createApp({ config, db, secretBox, temporal });
+    const app = createApp({ config, db, secretBox, temporal, temporalUiUrl: temporalUiUrl ?? config.temporalUiUrl });
     const server = http.createServer(app.callback());
     answerClientErrorsWithJson(server);
     await new Promise<void>((resolve, reject) => {

@@ -11,6 +11,8 @@ export interface ApiDeps {
   secretBox: SecretBox;
   /** Temporal client; the API signals and queries workflows through it. */
   temporal: Client;
+  /** Temporal Web UI (no namespace part) the console links to, when there is one. */
+  temporalUiUrl?: string | null;
   /** Where request lines go (default the process logger; tests capture them). */
   log?: Logger;
 }

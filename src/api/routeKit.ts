@@ -10,6 +10,12 @@ import type { AuthMode } from './middleware/apiKeyAuth';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
+export interface ResponseSpec {
+  description: string;
+  schema?: Joi.Schema;
+  contentType?: string;
+}
+
 export interface RouteSpec<P = any, Q = any, B = any> {
   method: HttpMethod;
   /** Koa-router path, e.g. `/v2/deployments/:deployment_id`. */
@@ -22,7 +28,8 @@ export interface RouteSpec<P = any, Q = any, B = any> {
   query?: Joi.ObjectSchema<Q>;
   body?: Joi.Schema<B>;
   /** Status → description (and optional schema) for the OpenAPI description. */
-  responses: Record<number, { description: string; schema?: Joi.Schema; contentType?: string }>;
+  /** By status; `default` for an answer relayed as it came (the studio's door to an app). */
+  responses: Record<number, ResponseSpec> & { default?: ResponseSpec };
 }
 
 export interface ValidatedInput<P, Q, B> {

@@ -13,7 +13,24 @@ export async function runStart(): Promise<void> {
     GRAPHX_ALLOW_FILE_REPOS: process.env.GRAPHX_ALLOW_FILE_REPOS ?? '1',
     GRAPHX_ALLOW_INSECURE_OAUTH: process.env.GRAPHX_ALLOW_INSECURE_OAUTH ?? '1',
   });
+  rebuildConsoleIfStale();
   await startAndReport(config);
+}
+
+/**
+ * `npm start` on a checkout: a console source edited since the last build is built again (scripts/build-console.js,
+ * a digest check when nothing changed). A failure is reported, never fatal: the API serves without the console.
+ */
+function rebuildConsoleIfStale(): void {
+  try {
+    const { ensureConsoleBuilt } = require('../../scripts/build-console.js') as {
+      ensureConsoleBuilt: () => { dir: string | null; reason?: string };
+    };
+    const result = ensureConsoleBuilt();
+    if (!result.dir) console.warn(`graphx: web console not available: ${result.reason}`);
+  } catch (error) {
+    console.warn(`graphx: the web console could not be built: ${(error as Error).message}`);
+  }
 }
 
 /**
@@ -35,6 +52,7 @@ async function startAndReport(config: GraphxConfig): Promise<void> {
   const stack = await startStack(config);
   const lines = [
     'graphx platform is running',
+    `  Console:       ${stack.apiUrl}/console/  (sign in with the API key)`,
     `  API:           ${stack.apiUrl}  (docs: ${stack.apiUrl}/docs)`,
     `  Gateway:       ${stack.gatewayUrl}/<deployment-name>`,
     `  Temporal:      ${stack.temporalAddress}${config.temporalAddress ? ' (external)' : ' (dev server)'}`,

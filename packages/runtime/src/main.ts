@@ -6,6 +6,7 @@ import path from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@graphx/kit/os/embeddedPostgres';
 import { logger } from '@graphx/kit/logger';
 import { loadAppConfig } from './appConfig';
+import { devStudioToken, devStudioUrl } from './http/devStudio';
 import { loopbackToken } from './http/loopback';
 import { startRuntime, type RunningRuntime } from './server';
 import { runtimeSettingsFromEnv, runtimeWorkersFromEnv } from './settings';
@@ -63,6 +64,7 @@ export async function runDev(options: { configPath: string; port: number; host: 
   // A developer's machine: webhooks may call back to local servers and to the app itself, as the anchor's dev server.
   process.env.GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS ||= 'any';
   loopbackToken(); // before forking: every worker must accept the others' loopback requests
+  devStudioToken(); // the same: the studio's requests reach any worker
   let embedded: EmbeddedPostgresHandle | null = null;
   let databaseUri = process.env.DATABASE_URI;
   if (!databaseUri) {
@@ -81,10 +83,12 @@ export async function runDev(options: { configPath: string; port: number; host: 
     port: options.port,
     host: options.host,
     controlPlane: null,
+    devStudio: true,
   }).catch(async (error: unknown) => {
     await embedded?.stop();
     throw error;
   });
   console.log(`graphx dev: serving ${configPath} at ${runtime.url}`);
+  console.log(`graphx dev: studio at ${devStudioUrl(runtime.url)}`);
   stopOnSignals(runtime, async () => embedded?.stop());
 }

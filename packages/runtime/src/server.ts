@@ -36,6 +36,7 @@ import { importAsApp } from './graphSchemas';
 import { GraphRegistry } from './graphs';
 import { httpExceptionMiddleware } from '@graphx/kit/http/httpException';
 import { corsMiddleware } from './http/cors';
+import { devStudioPagesMiddleware, isDevStudioToken } from './http/devStudio';
 import { bindLoopback } from './http/loopback';
 import { asFetchApp, customAppMiddleware, disabledRoutesMiddleware, type FetchApp } from './http/customApp';
 import type { RuntimeServices } from './http/routes/context';
@@ -67,6 +68,8 @@ export interface RuntimeOptions {
   host: string;
   /** Null in `graphx dev`: no API-key check, no tracing. */
   controlPlane: { url: string; serviceToken: string; socketPath?: string | null } | null;
+  /** `graphx dev` only: serve the studio under /studio/ and admit its token as a debugging-UI user. */
+  devStudio?: boolean;
 }
 
 export interface RunningRuntime {
@@ -231,8 +234,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   app.use(httpMetricsMiddleware(metrics.http));
   app.use(errorMiddleware());
   app.use(httpExceptionMiddleware());
+  if (options.devStudio) app.use(devStudioPagesMiddleware());
   app.use(jsonBodyMiddleware({ deferErrors: customApp !== null }));
-  app.use(authMiddleware({ appAuth, controlPlane }));
+  app.use(authMiddleware({ appAuth, controlPlane, devStudio: options.devStudio ? { isToken: isDevStudioToken } : null }));
   if (customApp) app.use(customAppMiddleware(customApp));
   if (appConfig.http.disabled.length > 0) app.use(disabledRoutesMiddleware(appConfig.http.disabled));
   app.use(router.routes());

@@ -43,15 +43,26 @@ async function verifiedKeyOwner(controlPlane: ControlPlaneClient | null, apiKey:
   }
 }
 
-/** Sets `ctx.state.auth` for every route except /ok, /info, /metrics and GET /ui/*. */
-export function authMiddleware(options: { appAuth: AppAuth | null; controlPlane: ControlPlaneClient | null }): Koa.Middleware {
-  const { appAuth, controlPlane } = options;
+/**
+ * Sets `ctx.state.auth` for every route except /ok, /info, /metrics and GET /ui/*.
+ * `devStudio` (graphx dev only): the debugging-UI user is admitted with the dev server's studio token instead.
+ */
+export function authMiddleware(options: {
+  appAuth: AppAuth | null;
+  controlPlane: ControlPlaneClient | null;
+  devStudio?: { isToken: (given: string) => boolean } | null;
+}): Koa.Middleware {
+  const { appAuth, controlPlane, devStudio } = options;
   return async (ctx, next) => {
     // Generative-UI bundles load through <script>/<link> tags, which send no credentials (as the anchor: GET /ui/*).
     if (PUBLIC_PATHS.has(ctx.path) || (ctx.method === 'GET' && ctx.path.startsWith('/ui/'))) return next();
     let user: AuthUser | null = null;
     const apiKey = ctx.get('x-api-key');
-    if (ctx.get('x-auth-scheme') === STUDIO_SCHEME) {
+    if (ctx.get('x-auth-scheme') === STUDIO_SCHEME && devStudio && !controlPlane) {
+      if (apiKey && devStudio.isToken(apiKey)) user = studioUser('developer');
+      // Without custom auth graphx dev checks no one: the header then grants nothing a plain request lacks.
+      else if (appAuth) throw new UnauthorizedError('A debugging-UI request needs the studio token graphx dev printed.');
+    } else if (ctx.get('x-auth-scheme') === STUDIO_SCHEME) {
       const owner = await verifiedKeyOwner(controlPlane, apiKey);
       if (!owner) throw new UnauthorizedError('A debugging-UI request needs a valid X-Api-Key of this deployment.');
       user = studioUser(owner);
