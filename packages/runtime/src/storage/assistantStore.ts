@@ -5,6 +5,7 @@
  * assistant outside the caller's filter is indistinguishable from a missing one.
  */
 import type { Pool, PoolClient } from 'pg';
+import { inTransaction } from './transaction';
 import { ConflictError, NotFoundError } from '@graphx/kit/errors';
 import type { Assistant } from '../graphs';
 
@@ -89,7 +90,7 @@ export class AssistantStore {
    * the application no longer has. Several instances start together, so both statements are idempotent.
    */
   async syncSystemAssistants(assistants: Assistant[]): Promise<void> {
-    await this.transaction(async (client) => {
+    await inTransaction(this.pool, async (client) => {
       for (const assistant of assistants) {
         const inserted = await client.query(
           `INSERT INTO graphx_assistants (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, now(), now())
@@ -124,7 +125,7 @@ export class AssistantStore {
     ifExists: 'raise' | 'do_nothing',
     filter: ContainmentFilter,
   ): Promise<Assistant> {
-    return this.transaction(async (client) => {
+    return inTransaction(this.pool, async (client) => {
       const inserted = await client.query(
         `INSERT INTO graphx_assistants (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, now(), now())
            ON CONFLICT (assistant_id) DO NOTHING RETURNING ${COLUMNS}`,
@@ -154,7 +155,7 @@ export class AssistantStore {
 
   /** Writes a new version from the current one with `changes` applied (metadata merged) and makes it current. */
   async patch(assistantId: string, changes: Partial<AssistantFields>, filter: ContainmentFilter): Promise<Assistant> {
-    return this.transaction(async (client) => {
+    return inTransaction(this.pool, async (client) => {
       const current = await client.query(
         `SELECT ${COLUMNS} FROM graphx_assistants WHERE assistant_id = $1 AND metadata @> $2 FOR UPDATE`,
         [assistantId, JSON.stringify(filter)],
@@ -180,7 +181,7 @@ export class AssistantStore {
 
   /** Points the assistant at one of its versions. */
   async setLatest(assistantId: string, version: number, filter: ContainmentFilter): Promise<Assistant> {
-    return this.transaction(async (client) => {
+    return inTransaction(this.pool, async (client) => {
       const current = await client.query(
         'SELECT 1 FROM graphx_assistants WHERE assistant_id = $1 AND metadata @> $2 FOR UPDATE',
         [assistantId, JSON.stringify(filter)],
@@ -273,20 +274,5 @@ export class AssistantStore {
       JSON.stringify(fields.context),
       JSON.stringify(fields.metadata),
     ];
-  }
-
-  private async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
   }
 }

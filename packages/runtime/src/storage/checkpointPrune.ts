@@ -4,11 +4,10 @@
  * time-ordered (uuid6), so the newest is the greatest.
  */
 import type { Pool } from 'pg';
+import { inTransaction } from './transaction';
 
 export async function keepLatestCheckpoint(pool: Pool, threadId: string): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  await inTransaction(pool, async (client) => {
     await client.query(
       `DELETE FROM checkpoints c USING (
          SELECT checkpoint_ns, max(checkpoint_id) AS newest FROM checkpoints WHERE thread_id = $1 GROUP BY checkpoint_ns) n
@@ -27,11 +26,5 @@ export async function keepLatestCheckpoint(pool: Pool, threadId: string): Promis
             AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version)`,
       [threadId],
     );
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }

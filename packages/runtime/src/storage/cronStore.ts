@@ -3,7 +3,8 @@
  * containment object on the cron's metadata, `{}` for none). `next_run_date` is the tick the cron fires next; the
  * scheduler (cronScheduler.ts) locks due rows with `FOR UPDATE SKIP LOCKED`, so one instance fires each tick.
  */
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
+import { inTransaction } from './transaction';
 import type { AuthUser } from '../auth/authUser';
 
 export interface Cron {
@@ -183,9 +184,7 @@ export class CronStore {
     fire: (cron: DueCron) => Promise<void>,
     nextRunDate: (cron: DueCron) => Date | null,
   ): Promise<number> {
-    const client: PoolClient = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    return inTransaction(this.pool, async (client) => {
       const due = await client.query(
         `SELECT ${COLUMNS}, auth_user FROM graphx_crons WHERE enabled AND next_run_date <= now()
           ORDER BY next_run_date LIMIT $1 FOR UPDATE SKIP LOCKED`,
@@ -196,13 +195,7 @@ export class CronStore {
         await fire(cron);
         await client.query('UPDATE graphx_crons SET next_run_date = $2 WHERE cron_id = $1', [cron.cron_id, nextRunDate(cron)]);
       }
-      await client.query('COMMIT');
       return due.rowCount ?? 0;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 }

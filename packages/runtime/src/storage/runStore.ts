@@ -1,6 +1,7 @@
 /** Runs in PostgreSQL: thread runs are inserted when they start; finished runs are written in batches. */
 import type { RunRecord } from '@graphx/contract/runRecord';
 import type { Pool } from 'pg';
+import { inTransaction } from './transaction';
 
 export type RunStatus = 'pending' | 'running' | 'success' | 'error' | 'interrupted' | 'timeout';
 
@@ -101,9 +102,7 @@ export class RunStore {
    * writes again, so a stale blob would be read as the new value), in one transaction.
    */
   async deleteRunAndCheckpoints(threadId: string, runId: string, since: string | null): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    await inTransaction(this.pool, async (client) => {
       await client.query(
         `WITH gone AS (DELETE FROM checkpoints WHERE thread_id = $1 AND checkpoint_id > COALESCE($2, '')
                         RETURNING checkpoint_ns, checkpoint_id)
@@ -118,13 +117,7 @@ export class RunStore {
         [threadId],
       );
       await client.query('DELETE FROM graphx_runs WHERE run_id = $1', [runId]);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   async listForThread(threadId: string, limit: number, offset: number, status: RunStatus | null = null): Promise<Run[]> {

@@ -5,6 +5,7 @@
 import crypto from 'node:crypto';
 import type { Pool } from 'pg';
 import { ConflictError } from '@graphx/kit/errors';
+import { inTransaction } from './transaction';
 
 export type ThreadStatus = 'idle' | 'busy' | 'interrupted' | 'error';
 
@@ -143,10 +144,8 @@ export class ThreadStore {
    * metadata gets `thread_id` of the copy, as the anchor's copy does). Null when no visible thread has that id.
    */
   async copy(threadId: string, filter: ContainmentFilter): Promise<Thread | null> {
-    const client = await this.pool.connect();
     const copyId = crypto.randomUUID();
-    try {
-      await client.query('BEGIN');
+    return inTransaction(this.pool, async (client) => {
       const inserted = await client.query(
         `INSERT INTO graphx_threads (thread_id, metadata, config, "values", interrupts, status)
          SELECT $3::uuid, metadata || jsonb_build_object('thread_id', $3::text), config, "values", interrupts,
@@ -154,10 +153,8 @@ export class ThreadStore {
            FROM graphx_threads WHERE thread_id = $1 AND metadata @> $2 RETURNING ${COLUMNS}`,
         [threadId, JSON.stringify(filter), copyId],
       );
-      if (!inserted.rows[0]) {
-        await client.query('ROLLBACK');
-        return null;
-      }
+      // Nothing written yet: committing the empty transaction is the same as rolling it back.
+      if (!inserted.rows[0]) return null;
       await client.query(
         `INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
          SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata
@@ -174,14 +171,8 @@ export class ThreadStore {
          SELECT $2, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob FROM checkpoint_writes WHERE thread_id = $1`,
         [threadId, copyId],
       );
-      await client.query('COMMIT');
       return toThread(inserted.rows[0]);
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /** Stores the thread's values and interrupts after a state update made outside a run. */
