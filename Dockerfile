@@ -13,13 +13,34 @@ FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 ENV GRAPHX_SKIP_TEMPORAL_INSTALL=1
 COPY package.json package-lock.json ./
+COPY packages/console/package.json ./packages/console/
 COPY scripts ./scripts
+# npm workspaces: every package's manifest must be there for `npm ci` (their sources come with the build stage).
+COPY packages/kit/package.json ./packages/kit/
+COPY packages/contract/package.json ./packages/contract/
+COPY packages/runtime/package.json ./packages/runtime/
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-# build: the sources, and the deployed apps' runtime bundle (dist/runtime), so no instance bundles it at start.
+# console: the web console's static build (packages/console/dist). Its build tools (Vite, React) are the console
+# workspace's devDependencies and stay in this stage; the image serves the built files only.
+FROM ${NODE_IMAGE} AS console
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY packages/console/package.json ./packages/console/
+COPY packages/kit/package.json ./packages/kit/
+COPY packages/contract/package.json ./packages/contract/
+COPY packages/runtime/package.json ./packages/runtime/
+RUN npm ci --no-audit --no-fund --ignore-scripts --workspace=@graphx/console --include-workspace-root=false
+COPY packages/console ./packages/console
+COPY scripts/build-console.js ./scripts/
+RUN node scripts/build-console.js && test -f packages/console/dist/index.html
+
+# build: the sources, the console's build, and the deployed apps' runtime bundle (packages/runtime/dist), so no
+# instance bundles it at start.
 FROM deps AS build
 COPY . .
-RUN node bin/runtime-bundle.js
+COPY --from=console /app/packages/console/dist ./packages/console/dist
+RUN node packages/runtime/bin/bundle.js
 
 # runtime: the Node image, git (revision builds clone repositories), and the built tree, read-only to the app user.
 FROM ${NODE_IMAGE} AS runtime

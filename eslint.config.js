@@ -12,10 +12,13 @@ module.exports = tseslint.config(
       '.test-data/**',
       '.temporal-cli/**',
       'test/fixtures/**',
-      'test/upstream/vendor/**',
-      'src/runtime/staticSchemas/vendor/**',
+      'packages/runtime/test/upstream/vendor/**',
+      'packages/runtime/src/staticSchemas/vendor/**',
+      'packages/*/dist/**',
       'coverage/**',
       'dist/**',
+      'packages/*/dist/**',
+      'packages/*/dist.*/**',
       'eslint.config.js',
       'jest.config.js',
     ],
@@ -24,6 +27,7 @@ module.exports = tseslint.config(
   { rules: { '@typescript-eslint/no-require-imports': 'off' } },
   {
     files: ['**/*.ts'],
+    ignores: ['packages/console/**'],
     languageOptions: { parserOptions: { project: './tsconfig.json', tsconfigRootDir: __dirname } },
     plugins: { import: importPlugin },
     rules: {
@@ -34,7 +38,39 @@ module.exports = tseslint.config(
       '@typescript-eslint/no-require-imports': 'off',
       'import/no-cycle': ['error', { maxDepth: 5 }],
     },
-    settings: { 'import/resolver': { node: { extensions: ['.ts', '.js'] } } },
+    settings: {
+      'import/resolver': {
+        typescript: { project: './tsconfig.json' },
+        node: { extensions: ['.ts', '.js'] },
+      },
+    },
+  },
+  // The web console is a browser build with its own tsconfig (DOM, JSX); it reaches graphx only over HTTP.
+  {
+    files: ['packages/console/**/*.ts', 'packages/console/**/*.tsx'],
+    languageOptions: {
+      parserOptions: { project: './packages/console/tsconfig.json', tsconfigRootDir: __dirname },
+    },
+    plugins: { import: importPlugin },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'import/no-cycle': ['error', { maxDepth: 5 }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/src/*', '../../../src/**', '**/workflows/**', '**/activities/**'],
+              message: 'The console depends on public HTTP APIs only, never on the control plane or runtime sources.',
+            },
+          ],
+        },
+      ],
+    },
+    settings: { 'import/resolver': { node: { extensions: ['.ts', '.tsx', '.js'] } } },
   },
   {
     files: ['workflows/**/*.ts'],
@@ -63,18 +99,48 @@ module.exports = tseslint.config(
       ],
     },
   },
-  // Layering fences (issue 9): the deployed runtime is a sibling of the control plane, the pipeline's steps reach a
-  // target only through its port, and the database layer imports nothing above it.
+  // Fences (docs/decisions.md "Packages and fences"). Zones name what a folder may not reach, by path, so a new folder
+  // is fenced without editing a list; package manifests name the npm packages each package may import. The TypeScript
+  // resolver follows the workspace packages' `exports`, so `@graphx/*` imports are checked like relative ones.
   {
-    files: ['src/runtime/**/*.ts'],
+    files: ['**/*.ts'],
     rules: {
-      'no-restricted-imports': [
+      'import/no-restricted-paths': [
         'error',
         {
-          patterns: [
+          zones: [
             {
-              group: ['**/api', '**/api/*', '**/api/**'],
-              message: 'The runtime is a sibling of the control plane: import the shared kit from src/http, never src/api.',
+              target: './packages/runtime/src',
+              from: ['./src', './activities', './workflows', './bin'],
+              message:
+                'The runtime is its own deployable: it depends on @graphx/contract and @graphx/kit, never on the control plane.',
+            },
+            {
+              target: './packages/kit/src',
+              from: ['./src', './activities', './workflows', './packages/runtime', './packages/contract'],
+              message: 'The kit is shared by every server and depends on none of them.',
+            },
+            {
+              target: './packages/contract/src',
+              from: ['./src', './activities', './workflows', './packages/runtime', './packages/kit'],
+              message: 'The contract is pure: it states promises and imports nothing of ours.',
+            },
+            {
+              target: './src/db',
+              from: './src',
+              except: ['./db', './config', './security'],
+              message: 'src/db imports nothing above it: only src/config, src/security and the kit and contract packages.',
+            },
+            {
+              target: './src/db',
+              from: ['./activities', './workflows', './packages/runtime'],
+              message: 'src/db imports nothing above it.',
+            },
+            {
+              target: './activities',
+              from: './src/targets',
+              except: ['./target.ts'],
+              message: 'Activities reach a target only through its port (src/targets/target.ts); the composition root picks one.',
             },
           ],
         },
@@ -82,123 +148,15 @@ module.exports = tseslint.config(
     },
   },
   {
-    files: ['activities/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: ['**/targets/local', '**/targets/local/*', '**/targets/local/**'],
-              message:
-                'Activities reach a target only through src/targets/target.ts (the worker composition root wires LocalTarget).',
-            },
-          ],
-        },
-      ],
-    },
+    files: ['packages/runtime/src/**/*.ts'],
+    rules: { 'import/no-extraneous-dependencies': ['error', { packageDir: ['./packages/runtime'] }] },
   },
   {
-    files: ['src/db/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: [
-                '**/src/api',
-                '**/src/api/**',
-                '../api',
-                '../api/**',
-                '../../api',
-                '../../api/**',
-                '**/src/http',
-                '**/src/http/**',
-                '../http',
-                '../http/**',
-                '../../http',
-                '../../http/**',
-                '**/src/deployments',
-                '**/src/deployments/**',
-                '../deployments',
-                '../deployments/**',
-                '../../deployments',
-                '../../deployments/**',
-                '**/src/auth',
-                '**/src/auth/**',
-                '../auth',
-                '../auth/**',
-                '../../auth',
-                '../../auth/**',
-                '**/src/runtime',
-                '**/src/runtime/**',
-                '../runtime',
-                '../runtime/**',
-                '../../runtime',
-                '../../runtime/**',
-                '**/src/targets',
-                '**/src/targets/**',
-                '../targets',
-                '../targets/**',
-                '../../targets',
-                '../../targets/**',
-                '**/src/pipeline',
-                '**/src/pipeline/**',
-                '../pipeline',
-                '../pipeline/**',
-                '../../pipeline',
-                '../../pipeline/**',
-                '**/src/worker',
-                '**/src/worker/**',
-                '../worker',
-                '../worker/**',
-                '../../worker',
-                '../../worker/**',
-                '**/src/cli',
-                '**/src/cli/**',
-                '../cli',
-                '../cli/**',
-                '../../cli',
-                '../../cli/**',
-                '**/src/stack',
-                '**/src/stack/**',
-                '../stack',
-                '../stack/**',
-                '../../stack',
-                '../../stack/**',
-                '**/src/bootstrap',
-                '**/src/bootstrap/**',
-                '../bootstrap',
-                '../bootstrap/**',
-                '../../bootstrap',
-                '../../bootstrap/**',
-                '**/src/tracing',
-                '**/src/tracing/**',
-                '../tracing',
-                '../tracing/**',
-                '../../tracing',
-                '../../tracing/**',
-                '**/src/temporal',
-                '**/src/temporal/**',
-                '../temporal',
-                '../temporal/**',
-                '../../temporal',
-                '../../temporal/**',
-                '**/src/os',
-                '**/src/os/**',
-                '../os',
-                '../os/**',
-                '../../os',
-                '../../os/**',
-                '**/activities/**',
-              ],
-              message:
-                'src/db imports nothing above it: only leaves (src/errors, src/security, src/config, src/logger, src/net, workflows/messages).',
-            },
-          ],
-        },
-      ],
-    },
+    files: ['packages/kit/src/**/*.ts'],
+    rules: { 'import/no-extraneous-dependencies': ['error', { packageDir: ['./packages/kit'] }] },
+  },
+  {
+    files: ['packages/contract/src/**/*.ts'],
+    rules: { 'import/no-extraneous-dependencies': ['error', { packageDir: ['./packages/contract'] }] },
   },
 );

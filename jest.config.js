@@ -3,7 +3,7 @@ module.exports = {
   // Node's environment that also stops stacks a test file left running (see the file).
   testEnvironment: '<rootDir>/test/support/testEnvironment.js',
   transform: { '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }] },
-  testMatch: ['<rootDir>/test/**/*.test.ts'],
+  testMatch: ['<rootDir>/test/**/*.test.ts', '<rootDir>/packages/*/test/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/test/fixtures/'],
   // The official LangGraph JS client requires these ESM-only packages from CommonJS; SWC compiles them for jest.
   transformIgnorePatterns: ['/node_modules/(?!(p-retry|is-network-error|p-queue|p-timeout)/)(?!.*/node_modules/)'],

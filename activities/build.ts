@@ -9,12 +9,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   DEFAULT_NODE_MAJOR,
-  documentedKeys,
+  GraphxConfigError,
   missingEnvFileWarning,
-  requestedNodeMajor,
-  reviewConfigKeys,
-} from '../src/runtime/configKeys';
-import { groupCpuTicks, minimalPath } from '../src/os/processes';
+  readGraphxConfig,
+  type GraphxConfig,
+  type Runner,
+} from '@graphx/contract/graphxConfig';
+import { groupCpuTicks, minimalPath } from '@graphx/kit/os/processes';
 import { buildPaths, graphxConfigFile, isImageSource, type RevisionSpec } from '../src/pipeline/revisionSpec';
 import {
   buildRevisionImage,
@@ -55,14 +56,16 @@ export function buildEnvironment(dataDir: string, spec: RevisionSpec): Record<st
 }
 
 /**
- * Checks that graphx.json exists, parses, names at least one graph and has only documented keys; returns its absolute
- * path and the warnings for the build log (documented keys without effect here, a missing env file).
+ * Reads graphx.json through the contract's reader, as `runner` builds it: it must exist inside the repository,
+ * parse, name at least one graph and have only documented keys; returns its absolute path, the parsed config and the
+ * warnings for the build log (documented keys without effect on this runner, a missing env file).
  * @throws ApplicationFailure ConfigInvalid with a sentence naming the file.
  */
 export function validateGraphxConfig(
   dataDir: string,
   spec: RevisionSpec,
-): { file: string; warnings: string[]; nodeMajor: number | null } {
+  runner: Runner,
+): { file: string; config: GraphxConfig; warnings: string[] } {
   const file = graphxConfigFile(dataDir, spec);
   if (!file)
     throw ApplicationFailure.nonRetryable(
@@ -70,53 +73,23 @@ export function validateGraphxConfig(
       'ConfigInvalid',
     );
   const where = `${spec.graphxConfigPath} (commit ${spec.repoCommitSha ?? spec.repoRef})`;
-  let text: string;
+  const repo = buildPaths(dataDir, spec.revisionId).src;
+  let read;
   try {
-    text = readRepoFile(buildPaths(dataDir, spec.revisionId).src, file);
+    read = readGraphxConfig(file, { runner, runningNode: process.versions.node.split('.')[0] }, (path) =>
+      readRepoFile(repo, path),
+    );
   } catch (error) {
-    const reason = (error as Error).message.replace(/^\S+ /, '');
+    if (!(error instanceof GraphxConfigError)) throw error;
+    // The repository guard's message starts with the path it refused; the file is named by `where` instead.
+    const reason = error.message.replace(/^cannot be read: \S+ /, '');
     throw ApplicationFailure.nonRetryable(`Configuration file ${where} ${reason}`, 'ConfigInvalid');
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw ApplicationFailure.nonRetryable(
-      `Configuration file ${where} is not valid JSON: ${(error as Error).message}`,
-      'ConfigInvalid',
-    );
+  const { config, warnings } = read;
+  if (config.env.kind === 'file' && !fs.existsSync(path.resolve(path.dirname(file), config.env.path))) {
+    warnings.push(missingEnvFileWarning(config.env.path));
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw ApplicationFailure.nonRetryable(`Configuration file ${where} must be a JSON object.`, 'ConfigInvalid');
-  }
-  const review = reviewConfigKeys(parsed as Record<string, unknown>);
-  if (review.unknown.length > 0) {
-    const keys = review.unknown.map((key) => `"${key}"`).join(', ');
-    throw ApplicationFailure.nonRetryable(
-      `Configuration file ${where} has unknown key(s) ${keys}; graphx.json accepts ${documentedKeys().join(', ')}.`,
-      'ConfigInvalid',
-    );
-  }
-  const graphs = (parsed as { graphs?: unknown }).graphs;
-  if (!graphs || typeof graphs !== 'object' || Array.isArray(graphs) || Object.keys(graphs).length === 0) {
-    throw ApplicationFailure.nonRetryable(
-      `Configuration file ${where} must name at least one graph in "graphs".`,
-      'ConfigInvalid',
-    );
-  }
-  for (const [name, target] of Object.entries(graphs as Record<string, unknown>)) {
-    if (typeof target !== 'string' || !/^.+:[A-Za-z_$][\w$]*$/.test(target)) {
-      throw ApplicationFailure.nonRetryable(`Graph "${name}" in ${where} must be "<file>:<export>".`, 'ConfigInvalid');
-    }
-  }
-  let nodeMajor: number | null;
-  try {
-    nodeMajor = requestedNodeMajor(parsed as Record<string, unknown>);
-  } catch (error) {
-    throw ApplicationFailure.nonRetryable(`Configuration file ${where}: ${(error as Error).message}`, 'ConfigInvalid');
-  }
-  const envWarning = missingEnvFileWarning(parsed as Record<string, unknown>, path.dirname(file));
-  return { file, warnings: [...review.warnings, ...(envWarning ? [envWarning] : [])], nodeMajor };
+  return { file, config, warnings };
 }
 
 /** The `buildApplication` activity. */
@@ -136,24 +109,15 @@ export function buildApplicationActivity(deps: ActivityDeps, load: SpecLoader) {
         progress.setPhase('clone', 'The clone is missing here; cloning again.');
         await cloneRevision(deps, spec, progress);
       }
-      const { file: configFile, warnings, nodeMajor } = validateGraphxConfig(deps.config.dataDir, spec);
-      // Image builds honour dockerfile_lines (the warning that it has no effect is about process builds).
-      for (const warning of warnings) {
-        if (!(images && warning.includes('"dockerfile_lines"'))) progress.line(`warning: ${warning}`, 'warn');
-      }
+      const runner = images ? 'container' : 'process';
+      const { file: configFile, config, warnings } = validateGraphxConfig(deps.config.dataDir, spec, runner);
+      for (const warning of warnings) progress.line(`warning: ${warning}`, 'warn');
       const appDir = path.dirname(configFile);
       if (images) {
-        return buildRevisionImage({ ...deps, images }, spec, configFile, defaultInstallCommand(appDir), progress, {
+        return buildRevisionImage({ ...deps, images }, spec, { configFile, config }, defaultInstallCommand(appDir), progress, {
           stallLimitSeconds: deps.config.buildStallSeconds,
-          nodeMajor: nodeMajor ?? DEFAULT_NODE_MAJOR,
+          nodeMajor: config.nodeMajor ?? DEFAULT_NODE_MAJOR,
         });
-      }
-      const hostMajor = Number(process.versions.node.split('.')[0]);
-      if (nodeMajor !== null && nodeMajor !== hostMajor) {
-        progress.line(
-          `warning: graphx.json asks for node_version ${nodeMajor}; the process runner runs apps on this machine's Node ${process.versions.node}.`,
-          'warn',
-        );
       }
       const env = buildEnvironment(deps.config.dataDir, spec);
       const deadline = Date.now() + deps.config.buildTimeoutSeconds * 1000;

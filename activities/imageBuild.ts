@@ -9,40 +9,18 @@ import { ContainerEngineError } from '../src/containers/engine';
 import { ImagePullError, registryAuthFor, RevisionImages } from '../src/containers/revisionImages';
 import { PipelineState } from '../src/db/repositories/pipelineState';
 import { buildPaths, isImageSource, type RevisionSpec } from '../src/pipeline/revisionSpec';
-import { readRepoFile } from '../src/security/repoFile';
+import type { GraphxConfig } from '@graphx/contract/graphxConfig';
+import { IMAGE_LABELS } from '@graphx/contract/image';
 import type { ActivityDeps } from './deps';
 import type { StepProgress } from './support/progress';
 import { watchForStall } from './support/stallWatch';
 import { wantsYarnBerry } from './support/packageManagers';
 
-/** Instructions and flags that would reach outside the build's own context: other images, shared caches, networks. */
-const REFUSED_LINE = /^\s*(FROM|ONBUILD)\b|--(mount|from|network|security)\b/i;
-
-/**
- * graphx.json `dockerfile_lines`, checked: a list of strings, none of which names another image (`FROM`,
- * `--from`, `--mount`: every tenant's images share the engine's store) or asks for another network.
- * @throws ApplicationFailure ConfigInvalid naming the line.
- */
-export function dockerfileLines(config: Record<string, unknown>): string[] {
-  const lines = config.dockerfile_lines ?? [];
-  if (!Array.isArray(lines) || lines.some((line) => typeof line !== 'string' || line.includes('\n'))) {
-    throw ApplicationFailure.nonRetryable('graphx.json "dockerfile_lines" must be a list of one-line strings.', 'ConfigInvalid');
-  }
-  const refused = (lines as string[]).find((line) => REFUSED_LINE.test(line));
-  if (refused) {
-    throw ApplicationFailure.nonRetryable(
-      `graphx.json "dockerfile_lines" may not use FROM, ONBUILD, --from, --mount, --network or --security: "${refused}".`,
-      'ConfigInvalid',
-    );
-  }
-  return lines as string[];
-}
-
 /** Builds the revision's clone into its image. */
 export async function buildRevisionImage(
   deps: ActivityDeps & { images: RevisionImages },
   spec: RevisionSpec,
-  configFile: string,
+  { configFile, config }: { configFile: string; config: GraphxConfig },
   /** The lock file's install command (build.ts decides it), or null. */
   lockFileInstall: string | null,
   progress: StepProgress,
@@ -50,7 +28,6 @@ export async function buildRevisionImage(
 ): Promise<void> {
   const { stallLimitSeconds, nodeMajor } = options;
   const { root, src } = buildPaths(deps.config.dataDir, spec.revisionId);
-  const config = JSON.parse(readRepoFile(src, configFile)) as Record<string, unknown>;
   const appDir = path.dirname(configFile);
   const custom = spec.sourceConfig.install_command ?? null;
   const lockInstall = custom ? null : lockFileInstall;
@@ -86,11 +63,11 @@ export async function buildRevisionImage(
           lockInstall,
           customInstall: custom,
           buildCommand: spec.sourceConfig.build_command ?? null,
-          dockerfileLines: dockerfileLines(config),
+          dockerfileLines: config.dockerfileLines,
           yarnBerry: lockInstall?.startsWith('yarn') === true && wantsYarnBerry(appDir),
         },
         secrets: spec.secrets,
-        labels: { 'graphx.deployment-id': spec.deploymentId, 'graphx.revision-id': spec.revisionId },
+        labels: { [IMAGE_LABELS.deploymentId]: spec.deploymentId, [IMAGE_LABELS.revisionId]: spec.revisionId },
         onOutput: (line) => progress.line(line),
         onBuildId: (id) => (buildId = id),
         signal,

@@ -3,9 +3,9 @@
  * SKIPPED, INTERRUPTED) and a deployment never leaves AWAITING_DELETE. A refused update is logged, not thrown:
  * these run as local activities that retry without limit, and a stale write must not wedge a workflow.
  */
-import type { DeploymentStatus } from '../workflows/messages';
+import type { DeploymentStatus } from '@graphx/contract/statuses';
 import { PipelineState } from '../src/db/repositories/pipelineState';
-import { logger } from '../src/logger';
+import { logger } from '@graphx/kit/logger';
 import type { ActivityDeps } from './deps';
 import type { RecordRevisionStatusInput } from './types';
 

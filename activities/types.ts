@@ -2,7 +2,7 @@
  * The activity interface the workflows call. Inputs carry ids only: configuration, secrets and tokens are read from
  * the database inside the activity, so they never enter a workflow history.
  */
-import type { DeploymentStatus, PipelineStep, RevisionStatus } from '../workflows/messages';
+import type { DeploymentStatus, PipelineStep, RevisionStatus } from '@graphx/contract/statuses';
 
 export interface RecordRevisionStatusInput {
   revisionId: string;

@@ -21,7 +21,7 @@ import pino from 'pino';
 import { createApp } from '../src/api/app';
 import { loadConfig } from '../src/config';
 import { createDb, migrateToLatest, type Db } from '../src/db/knex';
-import { createLogger } from '../src/logger';
+import { createLogger } from '@graphx/kit/logger';
 import { loadSecretKey, SecretBox } from '../src/security/secretBox';
 import { measure, type LoadResult } from './loadGenerator';
 import { createTenant } from './support';

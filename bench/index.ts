@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: every benchmark in turn, printing figures (nothing is asserted).
- * `BENCH_ONLY=runtime`, `BENCH_ONLY=pipeline` or `BENCH_ONLY=controlplane` runs one; `BENCH_ONLY=runtime-background`
+ * `BENCH_ONLY=runtime`, `BENCH_ONLY=pipeline`, `BENCH_ONLY=controlplane` or `BENCH_ONLY=console` runs one; `BENCH_ONLY=runtime-background`
  * runs only the background-run and join-stream part of bench/runtime.
  */
+import { benchConsole } from './console';
 import { benchControlPlane } from './controlplane';
 import { benchPipeline } from './pipeline';
 import { benchRuntime } from './runtime';
@@ -13,6 +14,7 @@ const benchmarks: Array<[string, string, () => Promise<void>]> = [
   ['runtime-background', 'background runs and join streams only (also part of bench/runtime)', () => benchRuntimeBackground()],
   ['controlplane', 'the reads CI polls (GET /ok, deployment, revision, revisions) vs a bare Koa + pg lookup', benchControlPlane],
   ['pipeline', 'create→DEPLOYED of a small LangGraph.js repository, and the orchestration overhead', benchPipeline],
+  ['console', "the web console's first-load JavaScript (gzipped) and a 50-node graph picture's render time", benchConsole],
 ];
 
 async function main(): Promise<void> {

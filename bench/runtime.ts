@@ -9,7 +9,7 @@
 import http from 'node:http';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
-import { findFreePort } from '../src/net/ports';
+import { findFreePort } from '@graphx/kit/net/ports';
 import { benchRuntimeMemory } from './runtimeMemory';
 import { benchRuntimeBackground } from './runtimeBackground';
 import { BODY, oneRun, peerServer, ROOT, startProcess, treeCpuMs, type Server } from './runtimeProcess';

@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
-import { findFreePort } from '../src/net/ports';
+import { findFreePort } from '@graphx/kit/net/ports';
 import { peerServer, ROOT, startProcess, type Server } from './runtimeProcess';
 
 const SECONDS_PER_POINT = Number(process.env.BENCH_SECONDS ?? 5);

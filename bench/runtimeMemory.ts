@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { findFreePort } from '../src/net/ports';
+import { findFreePort } from '@graphx/kit/net/ports';
 import { oneRun, ROOT, startProcess, treeRssMb, type Server } from './runtimeProcess';
 
 const SOAK_SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 60);

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { findFreePort, waitFor } from '../src/net/ports';
+import { findFreePort, waitFor } from '@graphx/kit/net/ports';
 
 export const ROOT = path.resolve(__dirname, '..');
 export const BODY = JSON.stringify({

@@ -1,16 +1,17 @@
 #!/usr/bin/env node
-// The deployed application (`runtime`, `runtime-prepare`, `dev`) runs from a compiled bundle (bin/runtime-bundle.js).
-// Everything else runs the TypeScript sources directly through tsx, for require() and import() alike, so
+// The `graphx` command. The deployed application's commands (`runtime`, `runtime-prepare`, `dev`) belong to the runtime
+// package, which runs them from its compiled bundle (packages/runtime/bin/graphx-runtime.js). Everything else runs the
+// control plane's TypeScript sources directly through tsx, for require() and import() alike, so
 // `npm ci && npm start` needs no build step. Importing tsx's entry registers its hooks exactly as
 // `node --import tsx` would.
+const fs = require('node:fs');
+const path = require('node:path');
+
 const command = process.argv[2];
-let bundle = null;
-if (command === 'runtime' || command === 'runtime-prepare' || command === 'dev') {
-  try {
-    bundle = require('./runtime-bundle').runtimeBundle();
-  } catch (error) {
-    console.error(`graphx: running the runtime through tsx (could not bundle it: ${error.message})`);
-  }
+// The runtime image holds the runtime package alone: there every command is the runtime's.
+const controlPlane = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
+if (command === 'runtime' || command === 'runtime-prepare' || command === 'dev' || !fs.existsSync(controlPlane)) {
+  require('../packages/runtime/bin/graphx-runtime.js');
+} else {
+  import('tsx').then(() => require(controlPlane));
 }
-if (bundle) require(bundle);
-else import('tsx').then(() => require('../src/cli/main.ts'));

@@ -9,23 +9,29 @@ import http from 'node:http';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { createApp } from './api/app';
-import { answerClientErrorsWithJson } from './http/clientErrors';
+import { answerClientErrorsWithJson } from '@graphx/kit/http/clientErrors';
 import type { GraphxConfig } from './config';
 import { createDb, migrateToLatest, type Db } from './db/knex';
-import { embeddedClusterDir, startEmbeddedPostgres } from './os/embeddedPostgres';
+import { embeddedClusterDir, startEmbeddedPostgres } from '@graphx/kit/os/embeddedPostgres';
 import { ensureBootstrapApiKey } from './bootstrap';
-import { logger } from './logger';
-import { killOwnedGroups } from './os/ownedGroups';
+import { logger } from '@graphx/kit/logger';
+import { killOwnedGroups } from '@graphx/kit/os/ownedGroups';
 import { startOutboxRelay } from './pipeline/outbox';
 import { closeMaintenanceDatabases } from './pipeline/deploymentDatabase';
 import { loadSecretKey, SecretBox } from './security/secretBox';
 import { chooseTarget } from './targets/choose';
-import { delay } from './os/processes';
+import { delay } from '@graphx/kit/os/processes';
 import { createTemporalClient } from './temporal/client';
 import { startTemporalDevServer } from './temporal/devServer';
 import { startWorker } from './worker';
 import { startWorkerChild } from './worker/child';
-import { forgetProcess, killDataDirProcesses, recordProcess, takeOverDataDir, type RecordedRole } from './os/processRecords';
+import {
+  forgetProcess,
+  killDataDirProcesses,
+  recordProcess,
+  takeOverDataDir,
+  type RecordedRole,
+} from '@graphx/kit/os/processRecords';
 
 export interface StackHandle {
   apiUrl: string;
@@ -157,7 +163,7 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
     const relay = startOutboxRelay(db, temporal);
     stops.push(['outbox relay', relay.stop]);
 
-    const app = createApp({ config, db, secretBox, temporal });
+    const app = createApp({ config, db, secretBox, temporal, temporalUiUrl: temporalUiUrl ?? config.temporalUiUrl });
     const server = http.createServer(app.callback());
     answerClientErrorsWithJson(server);
     await new Promise<void>((resolve, reject) => {

@@ -31,8 +31,8 @@ import {
   type DeploymentWorkflowInput,
   type DeploymentWorkflowState,
   type EnqueueRevisionInput,
-  type RevisionStatus,
 } from './messages';
+import { type RevisionStatus } from '@graphx/contract/statuses';
 import { revisionWorkflow } from './revisionWorkflow';
 
 const SEEN_LIMIT = 500;

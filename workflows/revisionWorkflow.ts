@@ -21,19 +21,21 @@ import type { PipelineActivities } from '../activities/types';
 import {
   BUILD_TASK_QUEUE,
   interruptSignal,
-  PIPELINE_STEPS,
   retryRevisionUpdate,
   retrySignal,
   statusQuery,
   supersedeSignal,
-  type PipelineStep,
-  type RevisionStatus,
   type RevisionStatusView,
   type RevisionWorkflowInput,
-  isFailedRevisionStatus,
-  NON_RETRYABLE_ERROR_TYPES,
   searchAttributeKeys,
 } from './messages';
+import {
+  PIPELINE_STEPS,
+  type PipelineStep,
+  type RevisionStatus,
+  isFailedRevisionStatus,
+  NON_RETRYABLE_ERROR_TYPES,
+} from '@graphx/contract/statuses';
 
 const RETRY_WAIT = '7 days';
 const RETRY_WAIT_MS = 7 * 24 * 3600 * 1000;
@@ -76,136 +78,167 @@ const STEP_STATUS: Record<PipelineStep, { running: RevisionStatus; failed: Revis
   rollout: { running: 'DEPLOYING', failed: 'DEPLOY_FAILED' },
 };
 
+/** Workflow type `revisionWorkflow`: the entity below, run until the revision is DEPLOYED or ends otherwise. */
 export async function revisionWorkflow(input: RevisionWorkflowInput): Promise<RevisionStatusView> {
-  const view: RevisionStatusView = {
-    revisionId: input.revisionId,
-    status: 'AWAITING_BUILD',
-    statusMessage: null,
-    failedStep: null,
-    repoCommitSha: null,
-  };
-  let retryRequested = false;
-  let interruptRequested = false;
-  let superseded = false;
-  let scope: CancellationScope | null = null;
-  // What the rollout returned; recorded with DEPLOYED so the URL and the status are written together.
-  let url: string | null = null;
+  return new RevisionEntity(input).run();
+}
 
-  // True only while the revision waits for retry: a failed status alone is not enough (it may be ending).
-  let waitingForRetry = false;
+/**
+ * One revision's pipeline as an entity (as DeploymentEntity): the fields are its state, handlers only record intent
+ * (or cancel the running step's scope), `run` is the one loop that acts. Handlers, message names and the order of
+ * every command are those of the closure version it replaces, so recorded histories replay unchanged
+ * (test/integration/workflows/historyReplay.test.ts).
+ */
+class RevisionEntity {
+  private readonly view: RevisionStatusView;
+  private retryRequested = false;
+  private interruptRequested = false;
+  private superseded = false;
+  /** True only while the revision waits for retry: a failed status alone is not enough (it may be ending). */
+  private waitingForRetry = false;
+  private scope: CancellationScope | null = null;
+  /** What the rollout returned; recorded with DEPLOYED so the URL and the status are written together. */
+  private url: string | null = null;
+  /** Index in PIPELINE_STEPS of the step to run next (a retry resumes at the step that failed). */
+  private nextStep = 0;
 
-  setHandler(statusQuery, () => ({ ...view }));
-  setHandler(retrySignal, () => {
-    // Retry only means something to a failed revision; a retry sent while it runs is ignored, not queued. A signal
-    // cannot answer, so the refusal goes to the workflow log (worker output) for whoever sent it.
-    if (waitingForRetry) retryRequested = true;
-    else log.warn('retry signal ignored', { revisionId: input.revisionId, reason: cannotRetry() });
-  });
-  const cannotRetry = (): string | null => {
-    if (interruptRequested) return `Revision ${input.revisionId} is being interrupted; it cannot be retried.`;
-    if (superseded) return `Revision ${input.revisionId} was replaced by a newer revision; it cannot be retried.`;
-    if (!waitingForRetry || !isFailedRevisionStatus(view.status)) {
-      return `Revision ${input.revisionId} is ${view.status}; only a BUILD_FAILED or DEPLOY_FAILED revision can be retried.`;
-    }
-    return null;
-  };
-  setHandler(
-    retryRevisionUpdate,
-    () => {
-      retryRequested = true;
-      return { revisionId: input.revisionId, resumesAt: view.failedStep ?? 'clone' };
-    },
-    {
-      // A rejected update leaves no trace in the history: the caller gets the reason, the workflow is untouched.
-      validator: () => {
-        const reason = cannotRetry();
-        if (reason) throw new Error(reason);
+  constructor(private readonly input: RevisionWorkflowInput) {
+    this.view = {
+      revisionId: input.revisionId,
+      status: 'AWAITING_BUILD',
+      statusMessage: null,
+      failedStep: null,
+      repoCommitSha: null,
+    };
+    setHandler(statusQuery, () => ({ ...this.view }));
+    setHandler(retrySignal, () => {
+      // Retry only means something to a failed revision; a retry sent while it runs is ignored, not queued. A signal
+      // cannot answer, so the refusal goes to the workflow log (worker output) for whoever sent it.
+      if (this.waitingForRetry) this.retryRequested = true;
+      else log.warn('retry signal ignored', { revisionId: input.revisionId, reason: this.cannotRetry() });
+    });
+    setHandler(
+      retryRevisionUpdate,
+      () => {
+        this.retryRequested = true;
+        return { revisionId: input.revisionId, resumesAt: this.view.failedStep ?? 'clone' };
       },
-    },
-  );
-  setHandler(interruptSignal, () => {
-    interruptRequested = true;
-    scope?.cancel();
-  });
-  setHandler(supersedeSignal, () => {
-    superseded = true;
-  });
-
-  const setStatus = async (
-    status: RevisionStatus,
-    statusMessage: string | null = null,
-    failedStep: PipelineStep | null = null,
-  ) => {
-    view.status = status;
-    view.statusMessage = statusMessage;
-    view.failedStep = failedStep;
-    upsertSearchAttributes([{ key: searchAttributeKeys.revisionStatus, value: status }]);
-    // Not cancellable: the database must learn the final status even while the scope is being cancelled.
-    await CancellationScope.nonCancellable(() =>
-      recordRevisionStatus({
-        revisionId: input.revisionId,
-        status,
-        statusMessage,
-        failedStep,
-        repoCommitSha: view.repoCommitSha,
-        ...(status === 'DEPLOYED' && url ? { url } : {}),
-      }),
+      {
+        // A rejected update leaves no trace in the history: the caller gets the reason, the workflow is untouched.
+        validator: () => {
+          const reason = this.cannotRetry();
+          if (reason) throw new Error(reason);
+        },
+      },
     );
-  };
+    setHandler(interruptSignal, () => {
+      this.interruptRequested = true;
+      this.scope?.cancel();
+    });
+    setHandler(supersedeSignal, () => {
+      this.superseded = true;
+    });
+  }
 
-  const ref = { revisionId: input.revisionId, deploymentId: input.deploymentId };
-  const runStep = async (step: PipelineStep) => {
+  async run(): Promise<RevisionStatusView> {
+    await this.setStatus('AWAITING_BUILD');
+    while (this.nextStep < PIPELINE_STEPS.length) {
+      const step = PIPELINE_STEPS[this.nextStep] as PipelineStep;
+      if ((await this.attempt(step)) === 'ended') return { ...this.view };
+    }
+    await this.setStatus('DEPLOYED');
+    return { ...this.view };
+  }
+
+  /** Runs `step` once; a failure waits for retry (then the loop runs the failed step again) or ends the revision. */
+  private async attempt(step: PipelineStep): Promise<'continue' | 'ended'> {
+    try {
+      if (this.interruptRequested) throw new CancelledByInterrupt();
+      if (this.view.status !== STEP_STATUS[step].running) await this.setStatus(STEP_STATUS[step].running);
+      this.scope = new CancellationScope();
+      await this.scope.run(() => this.runStep(step));
+      this.scope = null;
+      this.nextStep += 1;
+      if (step === 'build') await this.setStatus('AWAITING_DEPLOY');
+      return 'continue';
+    } catch (error) {
+      this.scope = null;
+      if (this.interruptRequested || isCancellation(error) || error instanceof CancelledByInterrupt) {
+        await this.setStatus('INTERRUPTED', 'Interrupted by a user.');
+        return 'ended';
+      }
+      return this.waitForRetry(step, error);
+    }
+  }
+
+  /** Records the step's failure and waits (up to RETRY_WAIT) for retry, interrupt or a newer revision. */
+  private async waitForRetry(step: PipelineStep, error: unknown): Promise<'continue' | 'ended'> {
+    await this.setStatus(STEP_STATUS[step].failed, failureMessage(error, step), step);
+    this.retryRequested = false;
+    this.waitingForRetry = true;
+    setCurrentDetails(retryDetails(this.input, this.view, new Date(Date.now() + RETRY_WAIT_MS)));
+    const resumed = await condition(() => this.retryRequested || this.interruptRequested || this.superseded, RETRY_WAIT);
+    this.waitingForRetry = false;
+    setCurrentDetails('');
+    if (!resumed || this.superseded) return 'ended';
+    if (this.interruptRequested) {
+      await this.setStatus('INTERRUPTED', 'Interrupted by a user.');
+      return 'ended';
+    }
+    // Retry: resume from the step that failed.
+    return 'continue';
+  }
+
+  private async runStep(step: PipelineStep): Promise<void> {
+    const ref = { revisionId: this.input.revisionId, deploymentId: this.input.deploymentId };
     switch (step) {
       case 'clone':
-        view.repoCommitSha = (await buildQueue.cloneRepository(ref)).repoCommitSha;
+        this.view.repoCommitSha = (await buildQueue.cloneRepository(ref)).repoCommitSha;
         return;
       case 'build':
         await buildQueue.buildApplication(ref);
         return;
       case 'database':
-        await controlQueue.provisionDatabase({ deploymentId: input.deploymentId });
+        await controlQueue.provisionDatabase({ deploymentId: this.input.deploymentId });
         return;
       case 'rollout':
-        url = (await controlQueue.rolloutRevision(ref)).url;
+        this.url = (await controlQueue.rolloutRevision(ref)).url;
         return;
     }
-  };
-
-  await setStatus('AWAITING_BUILD');
-  let nextStep = 0;
-  while (nextStep < PIPELINE_STEPS.length) {
-    const step = PIPELINE_STEPS[nextStep] as PipelineStep;
-    try {
-      if (interruptRequested) throw new CancelledByInterrupt();
-      if (view.status !== STEP_STATUS[step].running) await setStatus(STEP_STATUS[step].running);
-      scope = new CancellationScope();
-      await scope.run(() => runStep(step));
-      scope = null;
-      nextStep += 1;
-      if (step === 'build') await setStatus('AWAITING_DEPLOY');
-    } catch (error) {
-      scope = null;
-      if (interruptRequested || isCancellation(error) || error instanceof CancelledByInterrupt) {
-        await setStatus('INTERRUPTED', 'Interrupted by a user.');
-        return { ...view };
-      }
-      await setStatus(STEP_STATUS[step].failed, failureMessage(error, step), step);
-      retryRequested = false;
-      waitingForRetry = true;
-      setCurrentDetails(retryDetails(input, view, new Date(Date.now() + RETRY_WAIT_MS)));
-      const resumed = await condition(() => retryRequested || interruptRequested || superseded, RETRY_WAIT);
-      waitingForRetry = false;
-      setCurrentDetails('');
-      if (!resumed || superseded) return { ...view };
-      if (interruptRequested) {
-        await setStatus('INTERRUPTED', 'Interrupted by a user.');
-        return { ...view };
-      }
-      // Retry: resume from the step that failed.
-    }
   }
-  await setStatus('DEPLOYED');
-  return { ...view };
+
+  private cannotRetry(): string | null {
+    const { revisionId } = this.input;
+    if (this.interruptRequested) return `Revision ${revisionId} is being interrupted; it cannot be retried.`;
+    if (this.superseded) return `Revision ${revisionId} was replaced by a newer revision; it cannot be retried.`;
+    if (!this.waitingForRetry || !isFailedRevisionStatus(this.view.status)) {
+      return `Revision ${revisionId} is ${this.view.status}; only a BUILD_FAILED or DEPLOY_FAILED revision can be retried.`;
+    }
+    return null;
+  }
+
+  private async setStatus(
+    status: RevisionStatus,
+    statusMessage: string | null = null,
+    failedStep: PipelineStep | null = null,
+  ): Promise<void> {
+    this.view.status = status;
+    this.view.statusMessage = statusMessage;
+    this.view.failedStep = failedStep;
+    upsertSearchAttributes([{ key: searchAttributeKeys.revisionStatus, value: status }]);
+    // Not cancellable: the database must learn the final status even while the scope is being cancelled.
+    const url = this.url;
+    await CancellationScope.nonCancellable(() =>
+      recordRevisionStatus({
+        revisionId: this.input.revisionId,
+        status,
+        statusMessage,
+        failedStep,
+        repoCommitSha: this.view.repoCommitSha,
+        ...(status === 'DEPLOYED' && url ? { url } : {}),
+      }),
+    );
+  }
 }
 
 class CancelledByInterrupt extends Error {}

@@ -7,7 +7,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import net from 'node:net';
 import type { GraphxConfig } from '../../src/config';
-import { isRefusedAddress, resolveUrlHost } from '../../src/net/outboundPolicy';
+import { isRefusedAddress, resolveUrlHost } from '@graphx/kit/net/outboundPolicy';
 
 /**
  * The git configuration entries that pin the clone to the checked addresses; none when local repositories are allowed

@@ -6,7 +6,7 @@
  */
 import { Context } from '@temporalio/activity';
 import type { Db } from '../../src/db/knex';
-import { logger } from '../../src/logger';
+import { logger } from '@graphx/kit/logger';
 
 const KEPT_LINES = 20;
 const FLUSH_LINES = 200;

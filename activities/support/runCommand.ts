@@ -5,8 +5,8 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { trackGroup, untrackGroup } from '../../src/os/ownedGroups';
-import { delay, isGroupAlive, signalGroup } from '../../src/os/processes';
+import { trackGroup, untrackGroup } from '@graphx/kit/os/ownedGroups';
+import { delay, isGroupAlive, signalGroup } from '@graphx/kit/os/processes';
 
 export interface RunCommandOptions {
   file: string;

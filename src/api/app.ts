@@ -1,22 +1,27 @@
 /** The control-plane Koa app: middleware in order, then one router file per resource. */
+import path from 'node:path';
 import Koa from 'koa';
 import { ApiKeyRepository } from '../db/repositories/apiKeys';
-import { createMetricsRegistry, HttpMetrics, httpMetricsMiddleware, metricsHandler } from '../http/metrics';
-import { Readiness, readinessHandler } from '../http/readiness';
-import { requestLogMiddleware } from '../http/requestLog';
-import { logger } from '../logger';
+import { createMetricsRegistry, HttpMetrics, httpMetricsMiddleware, metricsHandler } from '@graphx/kit/http/metrics';
+import { Readiness, readinessHandler } from '@graphx/kit/http/readiness';
+import { requestLogMiddleware } from '@graphx/kit/http/requestLog';
+import { logger } from '@graphx/kit/logger';
+import { projectRoot } from '../config';
 import { temporalReadinessCheck } from '../temporal/client';
 import type { ApiDeps } from './deps';
 import { requireApiKey } from './middleware/apiKeyAuth';
-import { errorMiddleware } from '../http/errors';
-import { jsonBodyMiddleware } from '../http/jsonBody';
-import { routerForEveryMethod } from '../http/router';
-import { requestIdMiddleware } from '../http/requestId';
+import { errorMiddleware } from '@graphx/kit/http/errors';
+import { jsonBodyMiddleware } from '@graphx/kit/http/jsonBody';
+import Router from '@koa/router';
+import { everyHttpMethod } from '@graphx/kit/http/router';
+import { requestIdMiddleware } from '@graphx/kit/http/requestId';
 import { registerControlPlaneMetrics } from './metrics';
 import { requireServiceToken } from './middleware/serviceTokenAuth';
 import { buildOpenApi } from './openapi';
 import { registerDocsRoutes } from './openapiDocs';
 import { RouteRegistry } from './routeKit';
+import { consolePagesMiddleware } from '@graphx/kit/http/consolePages';
+import { registerAppProxyRoutes } from './routes/appProxy';
 import { registerAuthRoutes } from './routes/auth';
 import { registerDeploymentRoutes } from './routes/deployments';
 import { registerInternalRoutes } from './routes/internal';
@@ -33,7 +38,7 @@ export function createApp(deps: ApiDeps): Koa {
 export function buildApi(deps: ApiDeps): { app: Koa; registry: RouteRegistry } {
   const app = new Koa();
   app.proxy = false;
-  const router = routerForEveryMethod();
+  const router = new Router({ methods: everyHttpMethod() });
   const registry = new RouteRegistry({
     apiKey: requireApiKey(new ApiKeyRepository(deps.db)),
     service: requireServiceToken(deps.db),
@@ -54,6 +59,7 @@ export function buildApi(deps: ApiDeps): { app: Koa; registry: RouteRegistry } {
   router.get('/metrics', metricsHandler(metricsRegistry));
   registerDeploymentRoutes(router, registry, deps);
   registerRevisionRoutes(router, registry, deps);
+  registerAppProxyRoutes(router, registry, deps);
   registerAuthRoutes(router, registry, deps);
   registerTracingRoutes(router, registry, deps);
   registerInternalRoutes(router, registry, deps);
@@ -64,12 +70,24 @@ export function buildApi(deps: ApiDeps): { app: Koa; registry: RouteRegistry } {
     ctx.body = openApi;
   });
   registerDocsRoutes(router);
+  // A person opening the API's address in a browser lands on the console.
+  router.get('/', (ctx) => ctx.redirect('/console/'));
 
   app.use(requestIdMiddleware());
   // Both see the final status: they report when the response has ended, after the error middleware answered.
   app.use(requestLogMiddleware(deps.log ?? logger));
   app.use(httpMetricsMiddleware(new HttpMetrics(metricsRegistry)));
   app.use(errorMiddleware());
+  app.use(
+    consolePagesMiddleware({
+      mountPath: '/console',
+      mode: 'console',
+      distDir: path.join(projectRoot, 'packages', 'console', 'dist'),
+      temporalUiUrl: deps.temporalUiUrl
+        ? `${deps.temporalUiUrl}/namespaces/${encodeURIComponent(deps.config.temporalNamespace)}`
+        : null,
+    }),
+  );
   app.use(router.routes());
   app.use(router.allowedMethods());
   return { app, registry };

@@ -2,7 +2,7 @@
 import type { Client } from '@temporalio/client';
 import type { GraphxConfig } from '../config';
 import type { Db } from '../db/knex';
-import type { Logger } from '../logger';
+import type { Logger } from '@graphx/kit/logger';
 import type { SecretBox } from '../security/secretBox';
 
 export interface ApiDeps {
@@ -11,6 +11,8 @@ export interface ApiDeps {
   secretBox: SecretBox;
   /** Temporal client; the API signals and queries workflows through it. */
   temporal: Client;
+  /** Temporal Web UI (no namespace part) the console links to, when there is one. */
+  temporalUiUrl?: string | null;
   /** Where request lines go (default the process logger; tests capture them). */
   log?: Logger;
 }

@@ -3,7 +3,7 @@
  * every API process reports the same totals and nothing has to be kept in step with the pipeline).
  */
 import { Gauge, type Registry } from 'prom-client';
-import { REVISION_STATUSES } from '../../workflows/messages';
+import { REVISION_STATUSES } from '@graphx/contract/statuses';
 import type { Db } from '../db/knex';
 
 /** Statuses of revisions that wait for the build queue (in the deployment's queue, or for a build slot). */

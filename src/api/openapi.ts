@@ -86,7 +86,7 @@ const COMMON_RESPONSES = {
 };
 
 function openApiPath(koaPath: string): string {
-  return koaPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+  return koaPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\{\*([A-Za-z0-9_]+)\}/g, '{$1}');
 }
 
 function parametersOf(route: RouteSpec) {
@@ -135,7 +135,8 @@ export function buildOpenApi(registry: RouteRegistry, options: { includeInternal
     };
     const responses = operation.responses as Record<string, unknown>;
     if (route.body) {
-      operation.requestBody = { required: true, content: { 'application/json': mediaOf(route.body) } };
+      const optional = (route.body.describe().flags as { presence?: string } | undefined)?.presence === 'optional';
+      operation.requestBody = { required: !optional, content: { 'application/json': mediaOf(route.body) } };
       responses['413'] ??= { $ref: '#/components/responses/PayloadTooLarge' };
     }
     if (route.body || route.params || route.query) responses['422'] ??= { $ref: '#/components/responses/ValidationError' };

@@ -5,10 +5,16 @@
 import type Router from '@koa/router';
 import type Joi from 'joi';
 import type Koa from 'koa';
-import { rememberingValidator, validatePart } from '../http/validation';
+import { rememberingValidator, validatePart } from '@graphx/kit/http/validation';
 import type { AuthMode } from './middleware/apiKeyAuth';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'put' | 'delete';
+
+export interface ResponseSpec {
+  description: string;
+  schema?: Joi.Schema;
+  contentType?: string;
+}
 
 export interface RouteSpec<P = any, Q = any, B = any> {
   method: HttpMethod;
@@ -22,7 +28,8 @@ export interface RouteSpec<P = any, Q = any, B = any> {
   query?: Joi.ObjectSchema<Q>;
   body?: Joi.Schema<B>;
   /** Status → description (and optional schema) for the OpenAPI description. */
-  responses: Record<number, { description: string; schema?: Joi.Schema; contentType?: string }>;
+  /** By status; `default` for an answer relayed as it came (the studio's door to an app). */
+  responses: Record<number, ResponseSpec> & { default?: ResponseSpec };
 }
 
 export interface ValidatedInput<P, Q, B> {

@@ -8,7 +8,7 @@ import { CodehostIntegrationRepository } from '../db/repositories/integrations';
 import { OAuthAttemptRepository, type OAuthAttemptRecord } from '../db/repositories/oauthAttempts';
 import { OAuthProviderRepository, type OAuthProviderRecord } from '../db/repositories/oauthProviders';
 import { OAuthTokenRepository } from '../db/repositories/oauthTokens';
-import { InputError } from '../errors';
+import { InputError } from '@graphx/kit/errors';
 import { createPkcePair, decodeState, encodeState } from './authState';
 import { encryptTokenSet, tokenClientOf } from './providerClient';
 import type { AuthServiceDeps } from './providerService';

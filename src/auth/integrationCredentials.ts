@@ -6,7 +6,7 @@ import type { Db } from '../db/knex';
 import { CodehostIntegrationRepository } from '../db/repositories/integrations';
 import { OAuthProviderRepository } from '../db/repositories/oauthProviders';
 import { OAuthTokenRepository, type OAuthTokenRecord } from '../db/repositories/oauthTokens';
-import { InputError, NotFoundError } from '../errors';
+import { InputError, NotFoundError } from '@graphx/kit/errors';
 import type { SecretBox } from '../security/secretBox';
 import { encryptTokenSet, tokenClientOf } from './providerClient';
 import { requestTokens } from './tokenEndpoint';

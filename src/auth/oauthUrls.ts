@@ -2,7 +2,7 @@
  * Which OAuth endpoint URLs we accept. Outside the embedded stack only `https`; plain `http` to the loopback host is
  * allowed when GRAPHX_ALLOW_INSECURE_OAUTH=1 (tests, local development), because codes and secrets travel on it.
  */
-import { ValidationError } from '../errors';
+import { ValidationError } from '@graphx/kit/errors';
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 

@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import type { GraphxConfig } from '../config';
 import type { Db } from '../db/knex';
 import { OAuthProviderRepository, type OAuthProviderRecord } from '../db/repositories/oauthProviders';
-import { ConflictError, InputError, providerNotFound, ValidationError } from '../errors';
+import { ConflictError, InputError, providerNotFound, ValidationError } from '@graphx/kit/errors';
 import type { SecretBox } from '../security/secretBox';
 import { assertOAuthUrls } from './oauthUrls';
 import type { ProviderCreateBody, ProviderUpdateBody } from './schemas';

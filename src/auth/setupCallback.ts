@@ -2,7 +2,7 @@
  * What the two browser redirects do (SPEC §4.2, CONTRACT §3): the OAuth callback, and the code-hosting app's setup
  * URL, which adds `setup_action` and `installation_id` to the same parameters.
  */
-import { InputError } from '../errors';
+import { InputError } from '@graphx/kit/errors';
 import type { AuthorizationFlow } from './authorizationFlow';
 import type { CallbackQuery } from './schemas';
 

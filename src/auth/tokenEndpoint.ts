@@ -7,10 +7,10 @@
  * tokens).
  */
 import net from 'node:net';
-import { InputError } from '../errors';
+import { InputError } from '@graphx/kit/errors';
 import type { TokenEndpointAuthMethod } from '../db/repositories/oauthProviders';
-import { postForm, type FormPostAnswer } from '../net/formPost';
-import { guardedLookup, isRefusedAddress, RefusedDestinationError } from '../net/outboundPolicy';
+import { postForm, type FormPostAnswer } from '@graphx/kit/net/formPost';
+import { guardedLookup, isRefusedAddress, RefusedDestinationError } from '@graphx/kit/net/outboundPolicy';
 
 /** The token endpoint refused, could not be reached, or answered nonsense. A 400 for the API; `kind` for retries. */
 export class TokenEndpointError extends InputError {

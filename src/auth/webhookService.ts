@@ -8,7 +8,7 @@ import type { Db } from '../db/knex';
 import { OAuthProviderRepository } from '../db/repositories/oauthProviders';
 import { createPushRevisions, type PushOutcome } from '../deployments/buildOnPush';
 import { DeploymentService, type DeploymentServiceDeps } from '../deployments/service';
-import { NotFoundError, UnauthorizedError } from '../errors';
+import { NotFoundError, UnauthorizedError } from '@graphx/kit/errors';
 import { deliveryId, parsePush, signatureValid, webhookEvent } from './pushWebhook';
 
 export type WebhookAnswer = { status: 200; body: { ok: true } } | { status: 202; body: PushOutcome & { event: string } };

@@ -3,7 +3,8 @@
  * GRAPHX_API_KEY or flags; a key is never sent over plain http to another machine unless `--allow-insecure`.
  */
 import net from 'node:net';
-import { CliError, EXIT } from './exitCodes';
+import { EXIT } from '@graphx/contract/exitCodes';
+import { CliError } from './cliError';
 
 export interface ApiSettings {
   apiUrl: string;

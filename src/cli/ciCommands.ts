@@ -6,7 +6,8 @@ import type { Command } from 'commander';
 import { ApiClient, resolveSettings } from './apiClient';
 import { runDeploy } from './deployCommand';
 import { findDeploymentByName } from './deployCommand';
-import { CliError, EXIT } from './exitCodes';
+import { EXIT } from '@graphx/contract/exitCodes';
+import { CliError } from './cliError';
 import { Reporter } from './reporter';
 import { waitForRevision } from './waitRevision';
 

@@ -1,7 +1,8 @@
 /** `graphx deploy`: create or update a deployment by name, then (by default) wait for its revision. */
 import fs from 'node:fs';
 import type { ApiClient } from './apiClient';
-import { CliError, EXIT } from './exitCodes';
+import { EXIT } from '@graphx/contract/exitCodes';
+import { CliError } from './cliError';
 import type { Reporter } from './reporter';
 import { waitForRevision } from './waitRevision';
 

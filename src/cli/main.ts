@@ -4,7 +4,7 @@
  */
 import { Command, Option } from 'commander';
 import { registerCiCommands } from './ciCommands';
-import { addRuntimeCommands, runProgram } from './runtimeCommands';
+import { addRuntimeCommands, runProgram } from '@graphx/runtime/cli/commands';
 
 const { version } = require('../../package.json') as { version: string };
 

@@ -1,8 +1,9 @@
 /** `graphx start` (= `npm start`): the whole stack in the foreground; Ctrl-C or SIGTERM stops every child. */
 import path from 'node:path';
-import { ConfigError, loadConfig, type GraphxConfig } from '../config';
-import { applyLogLevel } from '../logger';
-import { embeddedClusterDir } from '../os/embeddedPostgres';
+import { loadConfig, type GraphxConfig } from '../config';
+import { ConfigError } from '@graphx/kit/errors';
+import { applyLogLevel } from '@graphx/kit/logger';
+import { embeddedClusterDir } from '@graphx/kit/os/embeddedPostgres';
 import { startStack, type StackHandle, type StackOptions } from '../stack';
 import { findTemporalCli } from '../temporal/devServer';
 
@@ -12,9 +13,26 @@ export async function runStart(): Promise<void> {
     GRAPHX_ALLOW_FILE_REPOS: process.env.GRAPHX_ALLOW_FILE_REPOS ?? '1',
     GRAPHX_ALLOW_INSECURE_OAUTH: process.env.GRAPHX_ALLOW_INSECURE_OAUTH ?? '1',
   });
+  rebuildConsoleIfStale();
   // The worker runs apart (a stuck worker must not stop the API and the gateway), and a crashed predecessor's leftovers
   // on this data dir are ended first.
   await startAndReport(config, { worker: 'process', takeOver: true });
+}
+
+/**
+ * `npm start` on a checkout: a console source edited since the last build is built again (scripts/build-console.js,
+ * a digest check when nothing changed). A failure is reported, never fatal: the API serves without the console.
+ */
+function rebuildConsoleIfStale(): void {
+  try {
+    const { ensureConsoleBuilt } = require('../../scripts/build-console.js') as {
+      ensureConsoleBuilt: () => { dir: string | null; reason?: string };
+    };
+    const result = ensureConsoleBuilt();
+    if (!result.dir) console.warn(`graphx: web console not available: ${result.reason}`);
+  } catch (error) {
+    console.warn(`graphx: the web console could not be built: ${(error as Error).message}`);
+  }
 }
 
 /**
@@ -36,6 +54,7 @@ async function startAndReport(config: GraphxConfig, options: StackOptions = {}):
   const stack = await startStack(config, options);
   const lines = [
     'graphx platform is running',
+    `  Console:       ${stack.apiUrl}/console/  (sign in with the API key)`,
     `  API:           ${stack.apiUrl}  (docs: ${stack.apiUrl}/docs)`,
     `  Gateway:       ${stack.gatewayUrl}/<deployment-name>`,
     `  Temporal:      ${stack.temporalAddress}${config.temporalAddress ? ' (external)' : ' (dev server)'}`,

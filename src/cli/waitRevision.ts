@@ -4,7 +4,8 @@
  * revision. The exit code comes from the final status (see exitCodes.ts).
  */
 import type { ApiClient } from './apiClient';
-import { CliError, EXIT, exitCodeOfStatus } from './exitCodes';
+import { EXIT, exitCodeOfStatus } from '@graphx/contract/exitCodes';
+import { CliError } from './cliError';
 import { formatElapsed, HEARTBEAT_MS, type Reporter } from './reporter';
 
 export interface RevisionBody {

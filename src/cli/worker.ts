@@ -5,9 +5,10 @@
  * app down. `graphx start`, a developer's foreground stack, stops its apps with it instead.
  */
 import fs from 'node:fs';
-import { loadConfig, ConfigError } from '../config';
+import { loadConfig } from '../config';
+import { ConfigError } from '@graphx/kit/errors';
 import { createDb } from '../db/knex';
-import { applyLogLevel, logger } from '../logger';
+import { applyLogLevel, logger } from '@graphx/kit/logger';
 import { loadSecretKey, SecretBox } from '../security/secretBox';
 import { chooseTarget } from '../targets/choose';
 import { startWorker } from '../worker';

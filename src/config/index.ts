@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
+import { ConfigError } from '@graphx/kit/errors';
 
 export type DeploymentMode = 'cloud' | 'self_hosted';
 
@@ -33,6 +34,11 @@ export interface GraphxConfig {
   /** Port of the dev server we start (GRAPHX_TEMPORAL_PORT) and of its Web UI (GRAPHX_TEMPORAL_UI_PORT). */
   temporalPort: number;
   temporalUiPort: number;
+  /**
+   * Web UI of an external Temporal (GRAPHX_TEMPORAL_UI_URL), linked from the console's deployment pages; with the dev
+   * server graphx starts, its own UI is linked.
+   */
+  temporalUiUrl: string | null;
   /** Explicit path of the Temporal CLI binary (GRAPHX_TEMPORAL_CLI). */
   temporalCli: string | null;
   /** API key seeded on first start instead of a generated one (GRAPHX_BOOTSTRAP_API_KEY). */
@@ -130,6 +136,9 @@ const schema = Joi.object({
   GRAPHX_TEMPORAL_PORT: Joi.number().integer().min(0).max(65535).required(),
   GRAPHX_TEMPORAL_UI_PORT: Joi.number().integer().min(0).max(65535).required(),
   GRAPHX_TEMPORAL_CLI: Joi.string().empty(''),
+  GRAPHX_TEMPORAL_UI_URL: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .empty(''),
   GRAPHX_BOOTSTRAP_API_KEY: Joi.string().min(16).max(256).empty(''),
   GRAPHX_SECRET_KEY: Joi.string()
     .pattern(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/, '64 hex digits or 32 bytes in base64')
@@ -182,10 +191,6 @@ export function configVariables(): string[] {
   return [...Object.keys((schema.describe() as { keys: Record<string, unknown> }).keys), 'GRAPHX_CONFIG_FILE'].sort();
 }
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
-
 function readJson(file: string): Record<string, unknown> {
   try {
     return JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
@@ -226,6 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     temporalPort: v.GRAPHX_TEMPORAL_PORT,
     temporalUiPort: v.GRAPHX_TEMPORAL_UI_PORT,
     temporalCli: v.GRAPHX_TEMPORAL_CLI ?? null,
+    temporalUiUrl: v.GRAPHX_TEMPORAL_UI_URL ? String(v.GRAPHX_TEMPORAL_UI_URL).replace(/\/+$/, '') : null,
     bootstrapApiKey: v.GRAPHX_BOOTSTRAP_API_KEY ?? null,
     secretKey: v.GRAPHX_SECRET_KEY ?? null,
     deploymentMode: v.GRAPHX_DEPLOYMENT_MODE,

@@ -9,7 +9,7 @@
  * either is missing the containers run unconfined and a warning says so once.
  */
 import { execFile } from 'node:child_process';
-import { logger } from '../logger';
+import { logger } from '@graphx/kit/logger';
 import type { NetworkAddresses } from './engine';
 
 const TABLE = 'inet graphx_apps';

@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { DEFAULT_NODE_MAJOR } from '../runtime/configKeys';
+import { DEFAULT_NODE_MAJOR } from '@graphx/contract/graphxConfig';
 import type { ContainerEngine } from './engine';
 import { ContainerToolsMissing, findExecutable } from './toolCheck';
 

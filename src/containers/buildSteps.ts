@@ -7,7 +7,7 @@
  * it cannot, nothing is killed and the step ends at its own pace.
  */
 import fs from 'node:fs';
-import { cpuOf, statFields } from '../os/processes';
+import { cpuOf, statFields } from '@graphx/kit/os/processes';
 
 /** The env file line that names a build. */
 export function buildIdLine(buildId: string): string {

@@ -12,7 +12,7 @@ import { writeEngineConfig } from './engineConfig';
 import { ensurePodmanService } from './podmanService';
 import { BUILD_PIDS_LIMIT, RevisionImages } from './revisionImages';
 import { ensureRuntimeImage } from './runtimeImage';
-import { DEFAULT_NODE_MAJOR } from '../runtime/configKeys';
+import { DEFAULT_NODE_MAJOR } from '@graphx/contract/graphxConfig';
 import { ContainerToolsMissing, findExecutable } from './toolCheck';
 
 export interface OpenedEngine {

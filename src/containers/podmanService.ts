@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { EngineConfigFiles } from './engineConfig';
 import { unmountStore } from './storeMounts';
-import { isProcessAlive } from '../os/processes';
+import { isProcessAlive } from '@graphx/kit/os/processes';
 
 export interface PodmanService {
   socketPath: string;

@@ -11,9 +11,11 @@ import { ContainerEngineError, type ContainerEngine, type ImageInfo, type Regist
 import { createBuildCgroup } from './buildCgroup';
 import { DEFAULT_REGISTRY_HOSTS, openBuildEgress } from './buildEgress';
 import { buildIdLine, buildStepCpuTicks, killBuildSteps } from './buildSteps';
-import { APP_DIR, BERRY_BIN, RUNTIME_HOME, RUNTIME_UID } from './runtimeImage';
-import { linkTree } from '../os/linkTree';
-import { DEFAULT_NODE_MAJOR } from '../runtime/configKeys';
+import { APP_DIR, RUNTIME_HOME, RUNTIME_UID } from '@graphx/contract/image';
+import { DEFAULT_NODE_MAJOR } from '@graphx/contract/graphxConfig';
+import { INSTANCE_ENV } from '@graphx/contract/instanceEnv';
+import { BERRY_BIN } from './runtimeImage';
+import { linkTree } from '@graphx/kit/os/linkTree';
 
 export interface RevisionImage {
   ref: string;
@@ -90,7 +92,7 @@ export function revisionDockerfiles(input: RevisionDockerfileInput & { dependenc
   const header = (from: string) => [
     `FROM ${from}`,
     `USER ${user}`,
-    `ENV GRAPHX_CONFIG_PATH=${path.posix.join(APP_DIR, input.configPath)}`,
+    `ENV ${INSTANCE_ENV.configPath}=${path.posix.join(APP_DIR, input.configPath)}`,
     ...(input.yarnBerry ? [`ENV PATH=${BERRY_BIN}:$PATH`] : []),
     `WORKDIR ${appDir}`,
   ];

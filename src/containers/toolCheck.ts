@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError } from '../config';
+import { ConfigError } from '@graphx/kit/errors';
 
 /** The container runner cannot work on this machine as configured; the message names what is missing. */
 export class ContainerToolsMissing extends ConfigError {

@@ -6,17 +6,16 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { DeploymentRepository } from '../db/repositories/deployments';
 import { RevisionRepository, type RevisionRecord } from '../db/repositories/revisions';
-import { ConflictError, deploymentNotFound, revisionNotFound } from '../errors';
+import { ConflictError, deploymentNotFound, revisionNotFound } from '@graphx/kit/errors';
 import { queryRevisionStatus, retryRevision, signalRevision } from '../pipeline/deploymentWorkflowClient';
+import { deploymentWorkflowId, interruptQueuedRevisionSignal } from '../../workflows/messages';
 import {
-  deploymentWorkflowId,
   FAILED_REVISION_STATUSES,
   IN_PROGRESS_REVISION_STATUSES,
-  interruptQueuedRevisionSignal,
   NOT_STARTED_REVISION_STATUSES,
   SETTLED_REVISION_STATUSES,
   type RevisionStatus,
-} from '../../workflows/messages';
+} from '@graphx/contract/statuses';
 import type { DeploymentService, DeploymentServiceDeps } from './service';
 import type { RevisionStatusWatch } from './revisionStatusWatch';
 import { revisionView } from './views';

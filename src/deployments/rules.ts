@@ -3,7 +3,7 @@
  * secret names, immutable fields. Each failure is an InputError (400) with a sentence the user can act on.
  */
 import type { GraphxConfig } from '../config';
-import { InputError } from '../errors';
+import { InputError } from '@graphx/kit/errors';
 import { MASKED_SECRET, type DeploymentSource, type Secret, type SourceConfig, type SourceRevisionConfig } from './schemas';
 
 const SOURCES_BY_MODE: Record<GraphxConfig['deploymentMode'], DeploymentSource[]> = {

@@ -1,6 +1,6 @@
 /** Joi schemas of the deployment and revision endpoints (CONTRACT §2.2, §2.3); they also feed /openapi.json. */
 import Joi from 'joi';
-import { DEPLOYMENT_STATUSES, REVISION_STATUSES } from '../../workflows/messages';
+import { DEPLOYMENT_STATUSES, REVISION_STATUSES } from '@graphx/contract/statuses';
 
 export const DEPLOYMENT_NAME_PATTERN = /^[a-z][a-z0-9-]{0,62}$/;
 export const SOURCES = ['codehost', 'external_docker', 'internal_docker'] as const;

@@ -8,7 +8,7 @@ import type { GraphxConfig } from '../config';
 import type { Db, DbOrTx } from '../db/knex';
 import { DeploymentRepository, type DeploymentRecord } from '../db/repositories/deployments';
 import { RevisionRepository, type RevisionRecord } from '../db/repositories/revisions';
-import { ConflictError, deploymentNotFound, InputError, revisionNotFound } from '../errors';
+import { ConflictError, deploymentNotFound, InputError, revisionNotFound } from '@graphx/kit/errors';
 import { pokeOutboxRelays, writeOutboxMessage } from '../pipeline/outbox';
 import type { OutboxMessage } from '../pipeline/deploymentWorkflowClient';
 import type { SecretBox } from '../security/secretBox';

@@ -3,7 +3,7 @@
  * Each has an example; the OpenAPI test checks every example against its schema and real answers against these.
  */
 import Joi from 'joi';
-import { DEPLOYMENT_STATUSES, REVISION_STATUSES } from '../../workflows/messages';
+import { DEPLOYMENT_STATUSES, REVISION_STATUSES } from '@graphx/contract/statuses';
 import { MASKED_SECRET, resourceSpecSchema, SOURCES } from './schemas';
 
 const id = Joi.string().guid();

@@ -6,7 +6,7 @@
 import { Client as PgClient } from 'pg';
 import type { GraphxConfig } from '../config';
 import type { Db } from '../db/knex';
-import { logger } from '../logger';
+import { logger } from '@graphx/kit/logger';
 import type { SecretBox } from '../security/secretBox';
 
 /** Database and role name of a deployment: `gx_` + the id's hex digits (identifier-safe, under 63 bytes). */

@@ -6,7 +6,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { Db, DbOrTx } from '../db/knex';
-import { logger } from '../logger';
+import { logger } from '@graphx/kit/logger';
 import { signalDeploymentWorkflow, type OutboxMessage } from './deploymentWorkflowClient';
 
 export interface OutboxRelay {

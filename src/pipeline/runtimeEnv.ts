@@ -6,8 +6,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../config';
 import { readRepoFile } from '../security/repoFile';
-import { minimalPath } from '../os/processes';
+import { minimalPath } from '@graphx/kit/os/processes';
 import type { RevisionSpec } from './revisionSpec';
+import { parseEnvFile, readGraphxConfig, type EnvSource } from '@graphx/contract/graphxConfig';
+import { INSTANCE_ENV, toInstanceEnv } from '@graphx/contract/instanceEnv';
 
 /** How an instance is started; injectable so tests can supervise a small script instead of the runtime. */
 export interface InstanceCommand {
@@ -32,43 +34,24 @@ export interface InstanceIdentity {
 }
 
 /**
- * graphx.json `env`: an object of values, or the path of a dotenv file next to graphx.json. Both files are read
- * through readRepoFile (a regular file inside the repository, size-capped); anything else contributes nothing here
- * (the runtime reports a bad env file itself when it starts).
+ * graphx.json `env` through the contract's reader: an object of values, or the path of a dotenv file next to
+ * graphx.json. Both files are read through readRepoFile (a regular file inside the repository, size-capped); anything
+ * else contributes nothing here (the runtime reports a bad env file itself when it starts).
  */
 export function graphxJsonEnv(configFile: string, repoRoot: string): Record<string, string> {
-  let parsed: { env?: unknown };
+  let env: EnvSource;
   try {
-    parsed = JSON.parse(readRepoFile(repoRoot, configFile)) as { env?: unknown };
+    env = readGraphxConfig(configFile, { unknownKeys: 'warn' }, (file) => readRepoFile(repoRoot, file)).config.env;
   } catch {
     return {};
   }
-  if (parsed.env && typeof parsed.env === 'object' && !Array.isArray(parsed.env)) {
-    return Object.fromEntries(Object.entries(parsed.env as Record<string, unknown>).map(([key, value]) => [key, String(value)]));
+  if (env.kind === 'values') return env.values;
+  if (env.kind !== 'file') return {};
+  try {
+    return parseEnvFile(readRepoFile(repoRoot, path.resolve(path.dirname(configFile), env.path)));
+  } catch {
+    return {};
   }
-  if (typeof parsed.env === 'string') {
-    try {
-      return parseDotenv(readRepoFile(repoRoot, path.resolve(path.dirname(configFile), parsed.env)));
-    } catch {
-      return {};
-    }
-  }
-  return {};
-}
-
-/** KEY=VALUE lines; `#` comments; optional `export `; single or double quotes around the value. */
-export function parseDotenv(text: string): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const rawLine of text.split(/\r?\n/)) {
-    const line = rawLine.trim().replace(/^export\s+/, '');
-    const match = /^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
-    if (!match || line.startsWith('#')) continue;
-    let value = match[2] ?? '';
-    const quoted = /^(['"])(.*)\1$/.exec(value);
-    value = quoted ? (quoted[2] ?? '') : value.replace(/\s+#.*$/, '');
-    env[match[1] as string] = value;
-  }
-  return env;
 }
 
 /** The whole environment of one instance. Later sources win: graphx.json env < secrets < the contract's variables. */
@@ -77,17 +60,21 @@ export function instanceEnvironment(spec: RevisionSpec, identity: InstanceIdenti
   for (const secret of spec.secrets) env[secret.name] = secret.value;
   const memoryLimit = spec.sourceConfig.resource_spec?.memory_limit_mb;
   if (typeof memoryLimit === 'number' && memoryLimit > 0) env.NODE_OPTIONS = `--max-old-space-size=${Math.floor(memoryLimit)}`;
-  Object.assign(env, {
-    PORT: String(identity.port),
-    HOST: '127.0.0.1',
-    DATABASE_URI: identity.databaseUri,
-    GRAPHX_CONFIG_PATH: identity.configFile,
-    GRAPHX_DEPLOYMENT_ID: spec.deploymentId,
-    GRAPHX_REVISION_ID: spec.revisionId,
-    GRAPHX_TENANT_ID: spec.tenantId,
-    GRAPHX_CONTROL_PLANE_URL: identity.controlPlaneUrl,
-    GRAPHX_SERVICE_TOKEN: identity.serviceToken,
-  });
+  Object.assign(
+    env,
+    toInstanceEnv({
+      port: identity.port,
+      host: '127.0.0.1',
+      databaseUri: identity.databaseUri,
+      configPath: identity.configFile,
+      deploymentId: spec.deploymentId,
+      revisionId: spec.revisionId,
+      tenantId: spec.tenantId,
+      controlPlaneUrl: identity.controlPlaneUrl,
+      controlPlaneSocket: null,
+      serviceToken: identity.serviceToken,
+    }),
+  );
   return env;
 }
 
@@ -103,7 +90,7 @@ export function processServesInstance(pid: number, revisionId: string, port: num
     return true; // No /proc: the health check that follows is the only evidence.
   }
   const vars = new Set(environ.split('\0'));
-  return vars.has(`GRAPHX_REVISION_ID=${revisionId}`) && vars.has(`PORT=${port}`);
+  return vars.has(`${INSTANCE_ENV.revisionId}=${revisionId}`) && vars.has(`${INSTANCE_ENV.port}=${port}`);
 }
 
 export interface ContainerIdentity {
@@ -142,18 +129,21 @@ export function containerEnvironment(spec: RevisionSpec, identity: ContainerIden
   const nodeOptions = identity.builtImage ? [`--max-semi-space-size=${semiSpaceMb(identity.memoryMb)}`] : [];
   if (typeof memoryLimit === 'number' && memoryLimit > 0) nodeOptions.push(`--max-old-space-size=${Math.floor(memoryLimit)}`);
   if (nodeOptions.length > 0) env.NODE_OPTIONS = nodeOptions.join(' ');
-  Object.assign(env, {
-    PORT: String(identity.port),
-    HOST: '0.0.0.0',
-    DATABASE_URI: identity.databaseUri,
-    GRAPHX_CONFIG_PATH: spec.graphxConfigPath,
-    GRAPHX_DEPLOYMENT_ID: spec.deploymentId,
-    GRAPHX_REVISION_ID: spec.revisionId,
-    GRAPHX_TENANT_ID: spec.tenantId,
-    // The host part is never dialled: requests go through GRAPHX_CONTROL_PLANE_SOCKET.
-    GRAPHX_CONTROL_PLANE_URL: 'http://control-plane',
-    GRAPHX_CONTROL_PLANE_SOCKET: identity.controlPlaneSocket,
-    GRAPHX_SERVICE_TOKEN: identity.serviceToken,
-  });
+  Object.assign(
+    env,
+    toInstanceEnv({
+      port: identity.port,
+      host: '0.0.0.0',
+      databaseUri: identity.databaseUri,
+      configPath: spec.graphxConfigPath,
+      deploymentId: spec.deploymentId,
+      revisionId: spec.revisionId,
+      tenantId: spec.tenantId,
+      // The host part is never dialled: requests go through the control-plane socket.
+      controlPlaneUrl: 'http://control-plane',
+      controlPlaneSocket: identity.controlPlaneSocket,
+      serviceToken: identity.serviceToken,
+    }),
+  );
   return env;
 }

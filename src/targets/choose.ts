@@ -10,7 +10,7 @@ import { checkContainerTools, openContainerEngine, openRevisionImages, type Open
 import type { ContainerEngine } from '../containers/engine';
 import type { RevisionImages } from '../containers/revisionImages';
 import type { Db } from '../db/knex';
-import { logger } from '../logger';
+import { logger } from '@graphx/kit/logger';
 import type { SecretBox } from '../security/secretBox';
 import { ContainerTarget } from './container';
 import { LocalTarget } from './local';

@@ -8,8 +8,8 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../workflows/messages';
 import { projectRoot } from '../config';
-import { StopWaiting, waitFor } from '../net/ports';
-import { startSupervisedChild } from '../os/supervisedChild';
+import { StopWaiting, waitFor } from '@graphx/kit/net/ports';
+import { startSupervisedChild } from '@graphx/kit/os/supervisedChild';
 
 export interface TemporalDevServer {
   address: string;

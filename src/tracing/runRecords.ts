@@ -1,54 +1,19 @@
 /**
  * Run records a deployed app sends (POST /internal/v1/runs) become rows of its deployment's tracing project:
- * latency computed here, inputs and outputs kept as JSON text of at most 64 KiB (CONTRACT §2.4).
+ * latency computed here, inputs and outputs kept as JSON text of at most 64 KiB (CONTRACT §2.4); the record's type,
+ * validation and truncation rule are the contract's (`@graphx/contract/runRecord`).
  */
-import Joi from 'joi';
+import { MAX_PAYLOAD_BYTES, truncatedText, type RunRecord } from '@graphx/contract/runRecord';
 import type { Db } from '../db/knex';
 import { TracingRepository, type TracingRunRow } from '../db/repositories/tracing';
 
-export const MAX_PAYLOAD_BYTES = 64 * 1024;
-export const MAX_RUNS_PER_REQUEST = 500;
+/** A record as it arrives: the contract's type, its optional fields absent when a sender left them out. */
+export type IncomingRunRecord = Pick<RunRecord, 'run_id' | 'status' | 'start_time'> & Partial<RunRecord>;
 
-export interface IncomingRunRecord {
-  run_id: string;
-  thread_id?: string | null;
-  assistant_id?: string | null;
-  status: string;
-  start_time: string;
-  end_time?: string | null;
-  error?: string | null;
-  inputs?: unknown;
-  outputs?: unknown;
-}
-
-// Years PostgreSQL's timestamptz and JavaScript's Date both hold; the latency between them fits latency_ms (bigint).
-const runTime = Joi.date().iso().min('1970-01-01T00:00:00Z').max('9999-12-31T23:59:59Z').raw();
-
-export const runRecordsBody = Joi.object({
-  runs: Joi.array()
-    .items(
-      Joi.object({
-        run_id: Joi.string().guid().required(),
-        thread_id: Joi.string().max(64).allow(null),
-        assistant_id: Joi.string().max(200).allow(null),
-        status: Joi.string().max(32).required(),
-        start_time: runTime.required(),
-        end_time: runTime.allow(null),
-        error: Joi.string().allow(null, ''),
-        inputs: Joi.any(),
-        outputs: Joi.any(),
-      }).unknown(true),
-    )
-    .max(MAX_RUNS_PER_REQUEST)
-    .required(),
-});
-
-/** JSON text of `value`, cut to `MAX_PAYLOAD_BYTES` (a cut text is no longer valid JSON, and is shown as text). */
+/** JSON text of `value` as stored: a text the runtime already cut stays as it is, anything over the limit is cut. */
 export function truncatedJson(value: unknown): string | null {
   if (value === undefined || value === null) return null;
-  const json = typeof value === 'string' ? value : JSON.stringify(value);
-  if (Buffer.byteLength(json) <= MAX_PAYLOAD_BYTES) return json;
-  return Buffer.from(json).subarray(0, MAX_PAYLOAD_BYTES).toString('utf8');
+  return truncatedText(typeof value === 'string' ? value : JSON.stringify(value));
 }
 
 function toRow(record: IncomingRunRecord): TracingRunRow {
@@ -62,7 +27,7 @@ function toRow(record: IncomingRunRecord): TracingRunRow {
     startTime: start.toISOString(),
     endTime: end?.toISOString() ?? null,
     latencyMs: end ? Math.max(0, end.getTime() - start.getTime()) : null,
-    error: record.error ? record.error.slice(0, MAX_PAYLOAD_BYTES) : null,
+    error: record.error ? truncatedText(record.error, MAX_PAYLOAD_BYTES) : null,
     inputsJson: truncatedJson(record.inputs),
     outputsJson: truncatedJson(record.outputs),
   };

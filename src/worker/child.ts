@@ -8,9 +8,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { configVariables, projectRoot, type GraphxConfig } from '../config';
-import { StopWaiting, waitFor } from '../net/ports';
-import { startSupervisedChild } from '../os/supervisedChild';
-import { recordProcess } from '../os/processRecords';
+import { StopWaiting, waitFor } from '@graphx/kit/net/ports';
+import { startSupervisedChild } from '@graphx/kit/os/supervisedChild';
+import { recordProcess } from '@graphx/kit/os/processRecords';
 
 export interface WorkerChildOptions {
   config: GraphxConfig;

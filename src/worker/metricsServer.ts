@@ -5,8 +5,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import { writeReadiness, type Readiness } from '../http/readiness';
-import { logger } from '../logger';
+import { writeReadiness, type Readiness } from '@graphx/kit/http/readiness';
+import { logger } from '@graphx/kit/logger';
 
 export interface WorkerMetricsServer {
   url: string;

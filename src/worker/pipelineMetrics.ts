@@ -1,7 +1,7 @@
 /** The worker's own series: how long each pipeline step's activity takes, and how it ends. */
 import { Histogram, type Registry } from 'prom-client';
 import type { PipelineActivities } from '../../activities/types';
-import type { PipelineStep } from '../../workflows/messages';
+import type { PipelineStep } from '@graphx/contract/statuses';
 
 /** Builds take minutes: buckets from 100 ms to 30 min. */
 const STEP_BUCKETS = [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 1800];

@@ -1,6 +1,6 @@
 /** Where the Temporal SDK's own log lines go. */
 import type { LogEntry } from '@temporalio/worker';
-import { logger } from '../logger';
+import { logger } from '@graphx/kit/logger';
 
 const SDK_LEVELS: Record<string, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
   TRACE: 'trace',

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Connection, WorkflowClient } from '@temporalio/client';
-import { findFreePort } from '../../src/net/ports';
+import { findFreePort } from '@graphx/kit/net/ports';
 import { makeDataDir, testEnv } from '../support/env';
 import { createGitRepo } from '../support/gitRepos';
 import { readSse } from '../support/pipelineStack';

@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
-import { runTuningFromEnv } from '../../src/runtime/settings';
+import { runTuningFromEnv } from '@graphx/runtime/settings';
 import { createGitRepo } from '../support/gitRepos';
 import { codehostDeployment, readSse, startPipelineStack, type PipelineStack } from '../support/pipelineStack';
 

@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { getIntegrationCloneToken } from '../../src/auth/integrationCredentials';
-import { findFreePort } from '../../src/net/ports';
+import { findFreePort } from '@graphx/kit/net/ports';
 import { TestBrowser } from '../integration/auth/browser';
 import { testSecretBox } from '../support/env';
 import { startGitHttpServer, type GitHttpServer } from '../support/gitHttpServer';

@@ -7,7 +7,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import path from 'node:path';
-import { findFreePort } from '../../src/net/ports';
+import { findFreePort } from '@graphx/kit/net/ports';
 import { createGitRepo } from '../support/gitRepos';
 import { codehostDeployment, startPipelineStack, type PipelineStack } from '../support/pipelineStack';
 

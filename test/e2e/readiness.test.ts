@@ -12,7 +12,7 @@ import { Client, Connection } from '@temporalio/client';
 import { createApp } from '../../src/api/app';
 import { projectRoot } from '../../src/config';
 import type { Db } from '../../src/db/knex';
-import { findFreePort, waitFor } from '../../src/net/ports';
+import { findFreePort, waitFor } from '@graphx/kit/net/ports';
 import { startTemporalDevServer, type TemporalDevServer } from '../../src/temporal/devServer';
 import { makeDataDir, testConfig, testDb, testEnv, testSecretBox } from '../support/env';
 import { scrape } from '../support/prometheus';

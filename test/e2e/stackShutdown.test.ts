@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { findFreePort } from '../../src/net/ports';
+import { findFreePort } from '@graphx/kit/net/ports';
 import { makeDataDir } from '../support/env';
 import { createGitRepo } from '../support/gitRepos';
 

@@ -8,8 +8,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { findFreePort } from '../../src/net/ports';
-import { isProcessAlive } from '../../src/os/processes';
+import { findFreePort } from '@graphx/kit/net/ports';
+import { isProcessAlive } from '@graphx/kit/os/processes';
 import { makeDataDir } from '../support/env';
 import { createGitRepo, type GitRepo } from '../support/gitRepos';
 import { streamEchoRun } from '../support/pipelineStack';

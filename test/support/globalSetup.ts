@@ -7,7 +7,7 @@ import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { Client as PgClient } from 'pg';
 import { createDb, migrateToLatest } from '../../src/db/knex';
-import { findFreePort } from '../../src/net/ports';
+import { findFreePort } from '@graphx/kit/net/ports';
 import { startTemporalDevServer, type TemporalDevServer } from '../../src/temporal/devServer';
 import { WORKFLOWS_PATH } from '../../src/worker';
 import { testPostgres } from './testPostgres';

@@ -4,8 +4,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { EmbeddedPostgresHandle } from '../../src/os/embeddedPostgres';
-import { removeRelocatedCluster } from '../../src/os/postgresPlacement';
+import type { EmbeddedPostgresHandle } from '@graphx/kit/os/embeddedPostgres';
+import { removeRelocatedCluster } from '@graphx/kit/os/postgresPlacement';
 import { createDb } from '../../src/db/knex';
 import { dropDeploymentDatabase } from '../../src/pipeline/deploymentDatabase';
 import type { TemporalDevServer } from '../../src/temporal/devServer';

@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { findFreePort, waitFor } from '../../src/net/ports';
+import { findFreePort, waitFor } from '@graphx/kit/net/ports';
 import type { EngineConfigFiles } from '../../src/containers/engineConfig';
 import { testEnv } from './env';
 

@@ -1,7 +1,7 @@
 /** Which PostgreSQL a test run uses, so `npm test` works on a machine without one, as `npm start` does. */
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
-import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/os/embeddedPostgres';
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@graphx/kit/os/embeddedPostgres';
 
 /**
  * `probeUrl` when a server answers there (CI has one at 127.0.0.1:5432), else an embedded PostgreSQL under

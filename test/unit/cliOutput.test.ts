@@ -6,7 +6,8 @@ import { PassThrough } from 'node:stream';
 import { resolveSettings } from '../../src/cli/apiClient';
 import { parseDuration } from '../../src/cli/ciCommands';
 import { deploymentRequest } from '../../src/cli/deployCommand';
-import { CliError, EXIT } from '../../src/cli/exitCodes';
+import { EXIT } from '@graphx/contract/exitCodes';
+import { CliError } from '../../src/cli/cliError';
 import { outputMode, Reporter } from '../../src/cli/reporter';
 
 function stream(isTTY: boolean): NodeJS.WriteStream & { text: () => string } {

@@ -1,4 +1,5 @@
-import { ConfigError, loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
+import { ConfigError } from '@graphx/kit/errors';
 
 describe('configuration', () => {
   it('applies the documented defaults of the embedded stack', () => {

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { dockerfileLines } from '../../activities/imageBuild';
+import { dockerfileLines } from '@graphx/contract/graphxConfig';
 import { buildEnvFile, registryAuthFor, registryHost, revisionDockerfiles } from '../../src/containers/revisionImages';
 
 const base = {

@@ -6,7 +6,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
+import { ConfigError } from '@graphx/kit/errors';
 import { temporalConnectionOptions } from '../../src/temporal/client';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-tls-'));

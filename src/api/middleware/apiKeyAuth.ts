@@ -3,7 +3,7 @@
  * digests, not keys) and never logged. Routes declared `auth: 'none'` are let through.
  */
 import type Koa from 'koa';
-import { UnauthorizedError } from '../../errors';
+import { UnauthorizedError } from '@graphx/kit/errors';
 import type { ApiKeyRepository } from '../../db/repositories/apiKeys';
 import { hashToken } from '../../security/secretBox';
 

@@ -4,7 +4,7 @@
  */
 import type Koa from 'koa';
 import type { Db } from '../../db/knex';
-import { UnauthorizedError } from '../../errors';
+import { UnauthorizedError } from '@graphx/kit/errors';
 import { hashToken } from '../../security/secretBox';
 
 export function requireServiceToken(db: Db): Koa.Middleware {

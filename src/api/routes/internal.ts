@@ -5,7 +5,8 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
 import { ApiKeyRepository } from '../../db/repositories/apiKeys';
-import { recordDeploymentRuns, runRecordsBody, type IncomingRunRecord } from '../../tracing/runRecords';
+import { runRecordsBody } from '@graphx/contract/runRecord';
+import { recordDeploymentRuns, type IncomingRunRecord } from '../../tracing/runRecords';
 import type { ApiDeps } from '../deps';
 import type { RouteRegistry } from '../routeKit';
 

@@ -2,7 +2,7 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
 import { TracingRepository } from '../../db/repositories/tracing';
-import { NotFoundError } from '../../errors';
+import { NotFoundError } from '@graphx/kit/errors';
 import { tracingProjectSchema, tracingRunSchema } from '../../tracing/viewSchemas';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/apiKeyAuth';

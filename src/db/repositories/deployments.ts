@@ -1,8 +1,8 @@
 /** Deployments: rows ↔ objects, tenant-scoped reads, guarded state changes. */
 import type { DbOrTx } from '../knex';
-import { ConflictError } from '../../errors';
+import { ConflictError } from '@graphx/kit/errors';
 import { PreparedStatement } from '../prepared';
-import type { DeploymentStatus } from '../../../workflows/messages';
+import type { DeploymentStatus } from '@graphx/contract/statuses';
 import { REVISION_COLUMNS, toRevision, type RevisionRecord } from './revisions';
 import type { SourceConfig } from './sourceConfig';
 

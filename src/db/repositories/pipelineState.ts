@@ -10,7 +10,7 @@ import {
   type DeploymentStatus,
   type PipelineStep,
   type RevisionStatus,
-} from '../../../workflows/messages';
+} from '@graphx/contract/statuses';
 
 export interface RevisionStatusChange {
   revisionId: string;

@@ -1,7 +1,7 @@
 /** Revisions and their log lines. */
 import type { DbOrTx } from '../knex';
 import { PreparedStatement } from '../prepared';
-import type { PipelineStep, RevisionStatus } from '../../../workflows/messages';
+import type { PipelineStep, RevisionStatus } from '@graphx/contract/statuses';
 import type { SourceConfig, SourceRevisionConfig } from './sourceConfig';
 
 export interface RevisionRecord {

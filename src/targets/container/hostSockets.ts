@@ -15,7 +15,7 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { logger } from '../../logger';
+import { logger } from '@graphx/kit/logger';
 
 /** Where the directory is mounted in the container, and the names in it. */
 export const CONTAINER_SOCKET_DIR = '/run/graphx';

@@ -9,10 +9,10 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { answerClientErrorsWithJson } from '../../http/clientErrors';
+import { answerClientErrorsWithJson } from '@graphx/kit/http/clientErrors';
 import type { Db } from '../../db/knex';
-import { createMetricsRegistry, HttpMetrics, onResponseEnd, UNMATCHED_ROUTE, writeMetrics } from '../../http/metrics';
-import { logger } from '../../logger';
+import { createMetricsRegistry, HttpMetrics, onResponseEnd, UNMATCHED_ROUTE, writeMetrics } from '@graphx/kit/http/metrics';
+import { logger } from '@graphx/kit/logger';
 import { registerGatewayMetrics } from './gatewayMetrics';
 import { RequestBody } from './requestBody';
 import { RouteTable, type Route } from './routeTable';

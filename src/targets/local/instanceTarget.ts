@@ -6,7 +6,7 @@
  */
 import type { GraphxConfig } from '../../config';
 import type { Db } from '../../db/knex';
-import { logger } from '../../logger';
+import { logger } from '@graphx/kit/logger';
 import type { SecretBox } from '../../security/secretBox';
 import { controlPlaneDatabaseUrl } from '../../pipeline/deploymentDatabase';
 import { PipelineState } from '../../db/repositories/pipelineState';

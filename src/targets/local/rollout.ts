@@ -11,7 +11,7 @@ import type { Db } from '../../db/knex';
 import { PipelineState } from '../../db/repositories/pipelineState';
 import { DeployFailedError, type RolloutProgress } from '../target';
 import type { InstanceRunner } from './instanceRunner';
-import { delay } from '../../os/processes';
+import { delay } from '@graphx/kit/os/processes';
 import { minScale, type RevisionSpec } from '../../pipeline/revisionSpec';
 import { liveInstances, type InstanceRow } from './instanceRows';
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createActivities } from '../../../activities';
-import { isProcessAlive } from '../../../src/os/processes';
+import { isProcessAlive } from '@graphx/kit/os/processes';
 import { buildPaths } from '../../../src/pipeline/revisionSpec';
 import {
   activityEnv,

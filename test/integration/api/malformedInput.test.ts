@@ -10,7 +10,7 @@ import { createApp } from '../../../src/api/app';
 import type { Db } from '../../../src/db/knex';
 import { createTenant, testConfig, testDb, testSecretBox, testTemporalClient } from '../../support/env';
 import { deepJson } from '../../support/fuzz';
-import { seedDeployment } from '../runtime/support/runtimeHarness';
+import { seedDeployment } from '../../../packages/runtime/test/integration/support/runtimeHarness';
 
 const validBody = (extra: Record<string, unknown> = {}) => ({
   name: `nul-${crypto.randomBytes(4).toString('hex')}`,

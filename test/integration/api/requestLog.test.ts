@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import request from 'supertest';
 import { createApp } from '../../../src/api/app';
 import type { Db } from '../../../src/db/knex';
-import { createLogger } from '../../../src/logger';
+import { createLogger } from '@graphx/kit/logger';
 import { createTenant, testConfig, testDb, testSecretBox, testTemporalClient } from '../../support/env';
 
 describe('the API request log', () => {

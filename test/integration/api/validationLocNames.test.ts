@@ -17,12 +17,17 @@ interface PathCase {
   secured: 'apiKey' | 'service' | 'none';
 }
 
+function isFreeText(schema: any): boolean {
+  return schema?.type === 'string' && !schema.format && !schema.pattern && !schema.enum;
+}
+
 /** One case per (operation, path parameter) of the document. */
 function pathCasesOf(document: any): PathCase[] {
   return Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(([path, methods]) =>
     Object.entries(methods).flatMap(([method, operation]) =>
       (operation.parameters ?? [])
-        .filter((parameter: any) => parameter.in === 'path')
+        // A free path tail (the studio's `app_path`: any agent-server path) has no malformed value to send.
+        .filter((parameter: any) => parameter.in === 'path' && !isFreeText(parameter.schema))
         .map((parameter: any) => ({
           method,
           path,

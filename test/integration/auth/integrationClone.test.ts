@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { gitCredentialEnv } from '../../../src/auth/gitCredentialEnv';
 import { getIntegrationCloneToken } from '../../../src/auth/integrationCredentials';
-import { InputError } from '../../../src/errors';
+import { InputError } from '@graphx/kit/errors';
 import { makeDataDir } from '../../support/env';
 import { startGitHttpServer, type GitHttpServer } from '../../support/gitHttpServer';
 import { pathOf, startAuthStack, type AuthStack } from './authStack';

@@ -4,8 +4,8 @@
  * where the tenant pointed, counting connection attempts.
  */
 import net from 'node:net';
-import { postForm } from '../../../src/net/formPost';
-import { guardedLookup, isRefusedAddress, RefusedDestinationError } from '../../../src/net/outboundPolicy';
+import { postForm } from '@graphx/kit/net/formPost';
+import { guardedLookup, isRefusedAddress, RefusedDestinationError } from '@graphx/kit/net/outboundPolicy';
 import { startAuthStack, type AuthStack } from './authStack';
 
 describe('token endpoints on non-public addresses', () => {

@@ -1,5 +1,5 @@
 import { getIntegrationCloneToken } from '../../../src/auth/integrationCredentials';
-import { NotFoundError } from '../../../src/errors';
+import { NotFoundError } from '@graphx/kit/errors';
 import { pathOf, startAuthStack, type AuthStack } from './authStack';
 
 describe('the code-hosting app setup URL and code-host integrations', () => {

@@ -14,7 +14,7 @@ import type { HeartbeatDetails } from '../../../activities/support/progress';
 import { RevisionImages } from '../../../src/containers/revisionImages';
 import { toRevision } from '../../../src/db/repositories/revisions';
 import { revisionView } from '../../../src/deployments/views';
-import { findFreePort, waitFor } from '../../../src/net/ports';
+import { findFreePort, waitFor } from '@graphx/kit/net/ports';
 import { loadRevisionSpec } from '../../../src/pipeline/revisionSpec';
 import { describeWithEngine, ensureBusyboxImage, startTestEngine, type TestEngine } from '../../support/containerEngine';
 import { testEnv } from '../../support/env';

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { projectRoot } from '../../../src/config';
-import { runtimePackageDirs, RUNTIME_UID } from '../../../src/containers/runtimeImage';
+import { RUNTIME_UID } from '@graphx/contract/image';
+import { runtimePackageDirs } from '../../../src/containers/runtimeImage';
 import { describeWithEngine, startTestEngine, type TestEngine } from '../../support/containerEngine';
 import { ensureTestRuntimeImage, IMAGE_BUILD_HOOK_MS } from '../../support/runtimeImage';
 
@@ -54,7 +55,7 @@ describeWithEngine('graphx-runtime image', () => {
         '-c',
         'id -u; node --version; npm --version; yarn --version; pnpm --version; wc -c < "$NODE_EXTRA_CA_CERTS"; node /opt/graphx/bin/graphx.js --help; ' +
           // The runtime bundle ships in the image: found, not built (the tree is read-only to this user).
-          "node -e \"console.log('bundle ' + require('/opt/graphx/bin/runtime-bundle.js').runtimeBundle())\"",
+          "node -e \"console.log('bundle ' + require('/opt/graphx/packages/runtime/bin/bundle.js').runtimeBundle())\"",
       ],
     });
     await test.engine.waitContainer(container.id);
@@ -66,6 +67,6 @@ describeWithEngine('graphx-runtime image', () => {
     expect(lines[4]).toMatch(/^10\./);
     expect(Number(lines[5])).toBeGreaterThan(1000);
     expect(lines.join('\n')).toMatch(/Usage: graphx/);
-    expect(lines.join('\n')).toMatch(/^bundle \/opt\/graphx\/dist\/runtime\/runtime-[0-9a-f]+\.js$/m);
+    expect(lines.join('\n')).toMatch(/^bundle \/opt\/graphx\/packages\/runtime\/dist\/runtime-[0-9a-f]+\.js$/m);
   });
 });

@@ -7,8 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
-import { startEmbeddedPostgres } from '../../../src/os/embeddedPostgres';
-import { removeRelocatedCluster } from '../../../src/os/postgresPlacement';
+import { startEmbeddedPostgres } from '@graphx/kit/os/embeddedPostgres';
+import { removeRelocatedCluster } from '@graphx/kit/os/postgresPlacement';
 
 const asRoot = process.getuid?.() === 0 ? it : it.skip;
 const cleanups: Array<() => void> = [];

@@ -1,7 +1,7 @@
 /** `npm test` on a machine without a PostgreSQL at 127.0.0.1:5432 runs on an embedded one, as `npm start` does. */
 import { Client } from 'pg';
-import { findFreePort } from '../../../src/net/ports';
-import { removeRelocatedCluster } from '../../../src/os/postgresPlacement';
+import { findFreePort } from '@graphx/kit/net/ports';
+import { removeRelocatedCluster } from '@graphx/kit/os/postgresPlacement';
 import { makeDataDir } from '../../support/env';
 import { testPostgres } from '../../support/testPostgres';
 

@@ -1,7 +1,7 @@
 /** The token endpoint's transport against a real loopback HTTP server that misbehaves in the ways peers do. */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { postForm } from '../../../src/net/formPost';
+import { postForm } from '@graphx/kit/net/formPost';
 
 describe('postForm', () => {
   let server: http.Server;

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
 import { createApp } from '../../../src/api/app';
+import { packageClosure } from '../../../src/containers/runtimeImage';
 import { ContainerTarget } from '../../../src/targets/container';
 import {
   CONTAINER_PORT,
@@ -29,7 +30,8 @@ const FIXTURE = path.join(__dirname, '..', '..', 'fixtures', 'apps', 'hostile-te
 /** The fixture repo on the runtime image: the runtime serving its graph, or (secret PROBES=1) its probe server. */
 async function ensureFixtureImage(test: TestEngine): Promise<string> {
   const runtime = await ensureTestRuntimeImage(test.engine);
-  const fixtureHash = crypto.createHash('sha256');
+  // How the image is put together counts too (this function's own text), not only the fixture's files.
+  const fixtureHash = crypto.createHash('sha256').update(ensureFixtureImage.toString());
   for (const file of fs.readdirSync(FIXTURE, { recursive: true, encoding: 'utf8' }).sort()) {
     const full = path.join(FIXTURE, file);
     if (fs.statSync(full).isFile()) fixtureHash.update(file).update(fs.readFileSync(full));
@@ -39,13 +41,16 @@ async function ensureFixtureImage(test: TestEngine): Promise<string> {
   const context = fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-hostile-'));
   try {
     fs.cpSync(FIXTURE, path.join(context, 'app'), { recursive: true });
+    // What an install step would put in the repository's node_modules: the packages its graph imports.
+    const projectRoot = path.join(__dirname, '..', '..', '..');
+    for (const dir of packageClosure(projectRoot, ['@langchain/langgraph', '@langchain/core'])) {
+      fs.cpSync(path.join(projectRoot, dir), path.join(context, 'app', dir), { recursive: true, dereference: true });
+    }
     fs.writeFileSync(
       path.join(context, 'Dockerfile'),
       [
         `FROM ${runtime.ref}`,
         'COPY app /app',
-        // The graph imports @langchain/*: the runtime's own packages stand in for an install step.
-        'RUN ln -s /opt/graphx/node_modules /app/node_modules',
         'CMD ["sh", "-c", "if [ \\"$PROBES\\" = 1 ]; then exec node /app/probes.mjs; else exec node /opt/graphx/bin/graphx.js runtime; fi"]',
         '',
       ].join('\n'),

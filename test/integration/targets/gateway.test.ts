@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { createActivities } from '../../../activities';
-import { isProcessAlive } from '../../../src/os/processes';
+import { isProcessAlive } from '@graphx/kit/os/processes';
 import { liveInstances } from '../../../src/targets/local/instanceRows';
 import {
   addRevision,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createActivities } from '../../../activities';
 import { createApp } from '../../../src/api/app';
 import { dropDeploymentDatabase } from '../../../src/pipeline/deploymentDatabase';
-import { isProcessAlive } from '../../../src/os/processes';
+import { isProcessAlive } from '@graphx/kit/os/processes';
 import { liveInstances } from '../../../src/targets/local/instanceRows';
 import { testTemporalClient } from '../../support/env';
 import { createGitRepo } from '../../support/gitRepos';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { createActivities } from '../../../activities';
 import { LocalTarget } from '../../../src/targets/local';
-import { isProcessAlive } from '../../../src/os/processes';
+import { isProcessAlive } from '@graphx/kit/os/processes';
 import { buildPaths } from '../../../src/pipeline/revisionSpec';
 import { liveInstances } from '../../../src/targets/local/instanceRows';
 import {

@@ -3,7 +3,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import fs from 'node:fs';
-import { findFreePort } from '../../../src/net/ports';
+import { findFreePort } from '@graphx/kit/net/ports';
 import { startTemporalDevServer } from '../../../src/temporal/devServer';
 
 describe('the Temporal dev server start', () => {

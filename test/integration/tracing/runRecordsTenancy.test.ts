@@ -4,7 +4,7 @@
  */
 import crypto from 'node:crypto';
 import { createTenant } from '../../support/env';
-import { seedDeployment, startControlPlane } from '../runtime/support/runtimeHarness';
+import { seedDeployment, startControlPlane } from '../../../packages/runtime/test/integration/support/runtimeHarness';
 
 let controlPlane: Awaited<ReturnType<typeof startControlPlane>>;
 beforeAll(async () => {

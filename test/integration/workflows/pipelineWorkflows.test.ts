@@ -2,7 +2,10 @@
  * The deployment and revision workflows on the real Temporal dev server, with in-memory activities (the real
  * activities have their own tests): ordering, queueing, skipping, retry, interrupt and delete.
  */
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -19,8 +22,9 @@ import {
   retrySignal,
   revisionWorkflowId,
   statusQuery,
-  type RevisionStatus,
 } from '../../../workflows/messages';
+import { type RevisionStatus } from '@graphx/contract/statuses';
+import { findTemporalCli } from '../../../src/temporal/devServer';
 import { HEARTBEAT_THROTTLE } from '../../../src/worker';
 import { testEnv, testTemporalClient } from '../../support/env';
 
@@ -114,6 +118,8 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
   });
 
   afterAll(async () => {
+    // GRAPHX_RECORD_HISTORIES=<dir>: keep every workflow these scenarios ran as replay fixtures (historyReplay.test.ts).
+    if (process.env.GRAPHX_RECORD_HISTORIES) await recordHistories(process.env.GRAPHX_RECORD_HISTORIES);
     for (const deploymentId of startedDeployments) {
       await temporal.workflow
         .getHandle(deploymentWorkflowId(deploymentId))
@@ -125,6 +131,28 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
     await connection.close();
     await temporal.connection.close();
   });
+
+  /** Writes the histories of the deployment workflows these tests started and of their revisions' workflows. */
+  async function recordHistories(dir: string): Promise<void> {
+    fs.mkdirSync(dir, { recursive: true });
+    const ids = [...startedDeployments.map(deploymentWorkflowId), ...[...harness.statuses.keys()].map(revisionWorkflowId)];
+    for (const [index, workflowId] of ids.entries()) {
+      // The Temporal CLI's JSON is the format `temporal workflow show` gives operators and replay reads. A revision
+      // skipped or interrupted while queued never had a workflow of its own.
+      let json: string;
+      try {
+        json = execFileSync(
+          findTemporalCli(),
+          ['workflow', 'show', '--workflow-id', workflowId, '--address', testEnv.temporalAddress(), '--output', 'json'],
+          { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] },
+        );
+      } catch {
+        continue;
+      }
+      const kind = workflowId.split('/')[0];
+      fs.writeFileSync(path.join(dir, `${kind}-${String(index).padStart(2, '0')}.json`), json);
+    }
+  }
 
   async function enqueue(deploymentId: string, revisionNumber: number): Promise<string> {
     const revisionId = crypto.randomUUID();

@@ -1,0 +1,21 @@
+/**
+ * The image contract (docs/internal-contracts.md, "Images"): what every revision image built `FROM graphx-runtime`,
+ * and every `image_uri` image a deployment names, can rely on and must provide.
+ */
+
+/** uid/gid of the unprivileged user every runtime and revision container runs as. */
+export const RUNTIME_UID = 10001;
+/** Where the runtime lives in the image (`<RUNTIME_HOME>/bin/graphx.js runtime` is its default command). */
+export const RUNTIME_HOME = '/opt/graphx';
+/** Where a revision's repository is copied (the runtime image's WORKDIR). */
+export const APP_DIR = '/app';
+/** The port the image's agent server listens on unless `PORT` says otherwise. */
+export const RUNTIME_PORT = 8000;
+
+/** Labels graphx puts on the images it builds. */
+export const IMAGE_LABELS = {
+  deploymentId: 'graphx.deployment-id',
+  revisionId: 'graphx.revision-id',
+  /** On graphx-runtime: the hash of everything that went in (a build with the same hash is skipped). */
+  contentHash: 'graphx.content-hash',
+} as const;

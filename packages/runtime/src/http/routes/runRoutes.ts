@@ -1,0 +1,130 @@
+/** Runs: streamed (SSE) or waited for, threadless or on a thread. */
+import type Router from '@koa/router';
+import type Koa from 'koa';
+import { ConflictError } from '@graphx/kit/errors';
+import { validatePart } from '@graphx/kit/http/validation';
+import type { AuthUser } from '../../auth/authUser';
+import type { ApiStreamMode, StreamEvent } from '../../execution/graphStream';
+import { followRun } from '../../execution/runFollower';
+import type { PreparedRun, RunRequest } from '../../execution/runService';
+import type { Run } from '../../storage/runStore';
+import { toWireJson } from '../../execution/serialize';
+import { withRequestHeaders } from '../requestHeaders';
+import { fastRunBody } from '../runBodyFastPath';
+import { scopedToThread } from '../../execution/threadScope';
+import { runBody, threadIdParams } from '../schemas';
+import { respondWithEvents } from '../sse';
+import { userOf, type RuntimeServices } from './context';
+import { forwardedPrefix } from '../forwarded';
+
+export type RawRunBody = Omit<RunRequest, 'stream_mode'> & { stream_mode?: ApiStreamMode | ApiStreamMode[] };
+
+/**
+ * The run body of the request, validated (the common shape without Joi, see runBodyFastPath.ts), its `checkpoint`
+ * checked against the thread the run is on (`threadId`, from the authorized path; null for a threadless run).
+ */
+export function readRunRequest(ctx: Koa.Context, threadId: string | null): RunRequest {
+  const body = (fastRunBody(ctx.state.body) as RawRunBody | null) ?? validatePart<RawRunBody>(runBody, ctx.state.body, 'body');
+  return withStreamModes(withRequestHeaders(scopedToThread(body, threadId, ['body']), ctx.headers));
+}
+
+/** A validated run body with `stream_mode` as a list (`values` when none was asked for). */
+export function withStreamModes(body: RawRunBody): RunRequest {
+  const modes = body.stream_mode === undefined ? [] : Array.isArray(body.stream_mode) ? body.stream_mode : [body.stream_mode];
+  return { ...body, stream_mode: modes.length > 0 ? modes : ['values'] };
+}
+
+function threadIdOf(ctx: Koa.Context): string | null {
+  return ctx.params.threadId ? validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path').threadId : null;
+}
+
+export function registerRunRoutes(router: Router, services: RuntimeServices): void {
+  /**
+   * A streamed `enqueue` run on a busy thread (or one with runs already queued) becomes a queued background run,
+   * so it waits in the database, not in this request; the response follows it like a join stream. Null when the
+   * thread could be taken at once (the run then streams here as any other).
+   */
+  const prepareOrQueue = async (user: AuthUser | null, threadId: string | null, request: RunRequest) => {
+    if (!threadId || request.multitask_strategy !== 'enqueue')
+      return { prepared: await services.runService.prepare(user, threadId, request) };
+    if ((await services.runQueue.withStatus(threadId, ['pending'])).length === 0) {
+      try {
+        return { prepared: await services.runService.prepare(user, threadId, request, { waitForThread: false }) };
+      } catch (error) {
+        if (!(error instanceof ConflictError)) throw error;
+      }
+    }
+    return { queued: await services.backgroundRuns.create(user, threadId, request, { reserveHere: true }) };
+  };
+
+  /**
+   * The events of a run streamed here. A run on a thread also keeps them (RunEvents) for join and thread streams on
+   * any instance, and its events carry their ids (as the anchor's: 0 for `metadata`, then one up per event).
+   */
+  async function* executeHere(prepared: PreparedRun, signal: AbortSignal): AsyncGenerator<StreamEvent & { id?: string }> {
+    const { run_id: runId, thread_id: threadId } = prepared.run;
+    if (!threadId) return yield* services.runService.execute(prepared, signal);
+    services.runEvents.open(runId, { threadId });
+    try {
+      for await (const event of services.runService.execute(prepared, signal)) yield services.runEvents.publish(runId, event);
+    } finally {
+      void services.runEvents.close(runId);
+    }
+  }
+
+  async function* followQueued(run: Run, cancelOnDisconnect: boolean, signal: AbortSignal) {
+    const deps = {
+      runEvents: services.runEvents,
+      eventStore: services.eventStore,
+      threads: services.threads,
+      getRun: services.runQueue.get.bind(services.runQueue),
+    };
+    try {
+      yield* followRun(deps, run, { lastEventId: '-1', streamModes: null }, signal);
+    } finally {
+      services.backgroundRuns.unreserve(run.run_id);
+    }
+    if (signal.aborted && cancelOnDisconnect) await services.backgroundRuns.cancel(run.thread_id, [run.run_id], 'interrupt');
+  }
+
+  const stream = async (ctx: Koa.Context) => {
+    const threadId = threadIdOf(ctx);
+    const request = readRunRequest(ctx, threadId);
+    const { prepared, queued } = await prepareOrQueue(userOf(ctx), threadId, request);
+    const runId = (prepared?.run ?? queued!).run_id;
+    const location = threadId ? `/threads/${threadId}/runs/${runId}` : `/runs/${runId}`;
+    const cancelOnDisconnect = request.on_disconnect === 'cancel';
+    respondWithEvents(
+      ctx,
+      location,
+      (signal) => (prepared ? executeHere(prepared, signal) : followQueued(queued!, cancelOnDisconnect, signal)),
+      cancelOnDisconnect,
+      services.metrics.activeStreams,
+    );
+  };
+
+  const wait = async (ctx: Koa.Context) => {
+    const threadId = threadIdOf(ctx);
+    const request = readRunRequest(ctx, threadId);
+    const prepared = await services.runService.prepare(userOf(ctx), threadId, request);
+    const abort = new AbortController();
+    if (request.on_disconnect === 'cancel') ctx.res.once('close', () => ctx.res.writableFinished || abort.abort());
+    const runId = prepared.run.run_id;
+    // A run on a thread shows in the thread's stream (RunEvents keeps its events for it).
+    if (threadId) services.runEvents.open(runId, { threadId });
+    const result = await services.runService
+      .wait(prepared, abort.signal, threadId ? (event) => services.runEvents.publish(runId, event) : undefined)
+      .finally(() => threadId && void services.runEvents.close(runId));
+    ctx.set(
+      'Content-Location',
+      forwardedPrefix(ctx) + (threadId ? `/threads/${threadId}/runs/${prepared.run.run_id}` : `/runs/${prepared.run.run_id}`),
+    );
+    ctx.type = 'application/json';
+    ctx.body = toWireJson(result);
+  };
+
+  router.post('/runs/stream', stream);
+  router.post('/threads/:threadId/runs/stream', stream);
+  router.post('/runs/wait', wait);
+  router.post('/threads/:threadId/runs/wait', wait);
+}

@@ -1,0 +1,122 @@
+/**
+ * Server-sent events as CONTRACT §6 fixes them: `event: <name>` and one compact `data:` line per event. The frames are
+ * written straight to the Node response (Koa steps aside, `ctx.respond = false`): a PassThrough body piped by Koa cost
+ * a stream, a pipeline and one socket write per event on every run. Frames produced in the same turn of the event
+ * loop leave in one write; a slow reader applies backpressure (the run waits for `drain`). The response's close ends
+ * the run when `on_disconnect` is `cancel`.
+ */
+import type { ServerResponse } from 'node:http';
+import type Koa from 'koa';
+import type { StreamEvent } from '../execution/graphStream';
+import { toWireJson } from '../execution/serialize';
+import { logger } from '@graphx/kit/logger';
+import { forwardedPrefix } from './forwarded';
+
+/** One SSE frame (with its `id:` line when the event has one). JSON never contains a raw newline: one data line. */
+export function sseFrame(event: StreamEvent & { id?: string }): string {
+  const id = event.id === undefined ? '' : `id: ${event.id}\n`;
+  return `${id}event: ${event.event}\ndata: ${toWireJson(event.data)}\n\n`;
+}
+
+// Proxies drop connections idle for long (often 30-60 s); a comment line every few seconds of silence keeps a quiet
+// run's stream open. One timer serves every open stream, so a run costs a Set insert and delete, not a timer.
+const HEARTBEAT_MS = 10_000;
+const openStreams = new Map<ServerResponse, { lastWrite: number }>();
+let heartbeatTimer: NodeJS.Timeout | null = null;
+
+function watchForHeartbeat(res: ServerResponse): { wrote: () => void; stop: () => void } {
+  const entry = { lastWrite: Date.now() };
+  openStreams.set(res, entry);
+  if (!heartbeatTimer) {
+    heartbeatTimer = setInterval(() => {
+      const idleSince = Date.now() - HEARTBEAT_MS;
+      for (const [stream, state] of openStreams) {
+        if (state.lastWrite > idleSince || stream.destroyed) continue;
+        state.lastWrite = Date.now();
+        stream.write(': heartbeat\n\n');
+      }
+    }, HEARTBEAT_MS / 2);
+    heartbeatTimer.unref();
+  }
+  return {
+    wrote: () => (entry.lastWrite = Date.now()),
+    stop: () => {
+      openStreams.delete(res);
+      if (openStreams.size === 0 && heartbeatTimer) {
+        clearInterval(heartbeatTimer);
+        heartbeatTimer = null;
+      }
+    },
+  };
+}
+
+/**
+ * Answers with an event stream fed by `events`. The run is aborted if the client goes away before the end and
+ * `cancelOnDisconnect` is set.
+ */
+export function respondWithEvents(
+  ctx: Koa.Context,
+  contentLocation: string,
+  events: (signal: AbortSignal) => AsyncGenerator<StreamEvent & { id?: string }>,
+  cancelOnDisconnect: boolean,
+  activeStreams?: { inc(): void; dec(): void },
+): void {
+  const res = ctx.res;
+  const abort = new AbortController();
+  let finished = false;
+  let pending = '';
+  let flushScheduled = false;
+  let drained: Promise<void> | null = null;
+  ctx.status = 200;
+  ctx.respond = false;
+  res.writeHead(200, {
+    'Content-Type': 'text/event-stream',
+    'Cache-Control': 'no-cache',
+    Connection: 'keep-alive',
+    'Content-Location': forwardedPrefix(ctx) + contentLocation,
+  });
+  res.once('close', () => {
+    if (!finished && cancelOnDisconnect) abort.abort(new Error('client disconnected'));
+  });
+  const heartbeat = watchForHeartbeat(res);
+  const flush = () => {
+    flushScheduled = false;
+    if (pending === '' || res.destroyed) return;
+    heartbeat.wrote();
+    const chunk = pending;
+    pending = '';
+    if (!res.write(chunk) && !drained) {
+      drained = new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done).off('close', done);
+          drained = null;
+          resolve();
+        };
+        res.on('drain', done).on('close', done);
+      });
+    }
+  };
+  activeStreams?.inc();
+  res.once('close', () => activeStreams?.dec());
+  void (async () => {
+    try {
+      for await (const event of events(abort.signal)) {
+        if (res.destroyed) continue;
+        pending += sseFrame(event);
+        if (!flushScheduled) {
+          flushScheduled = true;
+          setImmediate(flush);
+        }
+        if (drained) await drained;
+      }
+    } catch (error) {
+      logger.error({ err: error }, 'run stream failed after it started');
+    } finally {
+      finished = true;
+      heartbeat.stop();
+      const last = pending;
+      pending = '';
+      if (!res.destroyed) res.end(last);
+    }
+  })();
+}

@@ -1,0 +1,292 @@
+/**
+ * Builds and serves the runtime: database pool and schema, checkpointer, graphs, auth, routes, recorder. `stop()`
+ * stops accepting, lets running streams finish (up to 30 s), then drains the run records.
+ */
+import crypto from 'node:crypto';
+import http from 'node:http';
+import os from 'node:os';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import Koa from 'koa';
+import { Pool } from 'pg';
+import { answerClientErrorsWithJson } from '@graphx/kit/http/clientErrors';
+import { errorMiddleware } from '@graphx/kit/http/errors';
+import { jsonBodyMiddleware } from '@graphx/kit/http/jsonBody';
+import Router from '@koa/router';
+import { everyHttpMethod } from '@graphx/kit/http/router';
+import { requestIdMiddleware } from '@graphx/kit/http/requestId';
+import { ConfigError } from '@graphx/kit/errors';
+import { httpMetricsMiddleware } from '@graphx/kit/http/metrics';
+import { requestLogMiddleware } from '@graphx/kit/http/requestLog';
+import { logger } from '@graphx/kit/logger';
+import { applyAppEnv, loadAppConfig } from './appConfig';
+import { isJsAuth, jsAppAuth, type AppAuth } from './auth/appAuth';
+import { authMiddleware } from './auth/authMiddleware';
+import { ControlPlaneClient } from './controlPlaneClient';
+import { BackgroundRuns } from './execution/backgroundRuns';
+import { CronScheduler } from './execution/cronScheduler';
+import { RunCoordinator } from './execution/runCoordinator';
+import { RunEvents } from './execution/runEvents';
+import { RunEventStore } from './storage/runEventStore';
+import { registerUiRoutes } from './http/routes/uiRoutes';
+import { bundleUi } from './uiBundles';
+import { RunService } from './execution/runService';
+import { ThreadStateService } from './execution/threadState';
+import { AssistantDirectory, assistantConfigOf } from './assistants';
+import { importAsApp } from './graphSchemas';
+import { GraphRegistry } from './graphs';
+import { httpExceptionMiddleware } from '@graphx/kit/http/httpException';
+import { corsMiddleware } from './http/cors';
+import { devStudioPagesMiddleware, isDevStudioToken } from './http/devStudio';
+import { bindLoopback } from './http/loopback';
+import { asFetchApp, customAppMiddleware, disabledRoutesMiddleware, type FetchApp } from './http/customApp';
+import type { RuntimeServices } from './http/routes/context';
+import { registerRuntimeRoutes } from './http/routes';
+import { RuntimeMetrics } from './metrics';
+import { importExport } from './moduleLoader';
+import { RunRecorder } from './recording/runRecorder';
+import { TraceShipper } from './recording/traceShipper';
+import { CronStore } from './storage/cronStore';
+import { RunQueueStore } from './storage/runQueueStore';
+import { RunStore } from './storage/runStore';
+import { webhookDeliverer } from './recording/webhook';
+import { assistantDefaultsFromEnv, runTuningFromEnv } from './settings';
+import { AssistantStore } from './storage/assistantStore';
+import { keepLatestCheckpoint } from './storage/checkpointPrune';
+import { ensureRuntimeSchema } from './storage/schema';
+import { createTrackedPostgresSaver } from './storage/trackedCheckpointer';
+import { packageModuleKind } from './typeScriptModules';
+import { ThreadLeases } from './storage/threadLeases';
+import { ThreadStore } from './storage/threadStore';
+import { createLongTermStore } from './storage/longTermStore';
+import { survivePoolConnectionLoss } from './storage/idleConnections';
+import { poolSmallRandomValues } from './randomPool';
+
+export interface RuntimeOptions {
+  configPath: string;
+  databaseUri: string;
+  port: number;
+  host: string;
+  /** Null in `graphx dev`: no API-key check, no tracing. */
+  controlPlane: { url: string; serviceToken: string; socketPath?: string | null } | null;
+  /** `graphx dev` only: serve the studio under /studio/ and admit its token as a debugging-UI user. */
+  devStudio?: boolean;
+}
+
+export interface RunningRuntime {
+  url: string;
+  port: number;
+  stop: () => Promise<void>;
+}
+
+const DRAIN_TIMEOUT_MS = 30_000;
+
+function packageVersion(appDir: string, name: string): string | null {
+  try {
+    return (createRequire(path.join(appDir, 'noop.js'))(`${name}/package.json`) as { version: string }).version;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Makes `getLogger()` of `@langchain/langgraph-sdk/logging` work in app code, at import time included: the SDK reads
+ * its logger from this global symbol, which the anchor's server sets before it loads graphs.
+ */
+function registerSdkLogger(): void {
+  const key = Symbol.for('langgraph.api.sdk-logger');
+  (globalThis as Record<symbol, unknown>)[key] ??= logger.child({ component: 'app' });
+}
+
+async function loadAppAuth(config: ReturnType<typeof loadAppConfig>): Promise<AppAuth | null> {
+  if (!config.auth) return null;
+  const exported = await importExport(config.auth);
+  if (!isJsAuth(exported)) throw new ConfigError(`auth.path ${config.auth.file}:${config.auth.exportName} is not an Auth object`);
+  return jsAppAuth(exported);
+}
+
+/**
+ * Starts one runtime instance and resolves once it serves (GET /ok answers 200).
+ * @throws ConfigError for a bad graphx.json, a graph or auth module that does not load.
+ */
+export async function startRuntime(options: RuntimeOptions): Promise<RunningRuntime> {
+  poolSmallRandomValues();
+  const appConfig = loadAppConfig(options.configPath);
+  applyAppEnv(appConfig.env);
+  // Before anything is opened: a component that does not compile stops the start with nothing to clean up.
+  const uiBundles = await bundleUi(appConfig.appDir, appConfig.ui.components, appConfig.ui.shared);
+
+  const pool = new Pool({ connectionString: options.databaseUri, max: 20 });
+  survivePoolConnectionLoss(pool, 'database');
+  const checkpointer = await createTrackedPostgresSaver(pool, packageModuleKind(appConfig.appDir));
+  const store = createLongTermStore(options.databaseUri);
+  await ensureRuntimeSchema(pool, checkpointer, store);
+
+  registerSdkLogger();
+  const graphs = await GraphRegistry.load(appConfig.graphs, checkpointer, store, assistantDefaultsFromEnv());
+  const appAuth = await loadAppAuth(appConfig);
+  const customApp: FetchApp | null = appConfig.http.app
+    ? asFetchApp(await importExport(appConfig.http.app), `${appConfig.http.app.file}:${appConfig.http.app.exportName}`)
+    : null;
+  const controlPlane = options.controlPlane
+    ? new ControlPlaneClient(options.controlPlane.url, options.controlPlane.serviceToken, options.controlPlane.socketPath ?? null)
+    : null;
+
+  const assistantStore = new AssistantStore(pool);
+  await assistantStore.syncSystemAssistants(graphs.graphs.map((graph) => graph.assistant));
+  const assistants = new AssistantDirectory(graphs, assistantStore, appAuth);
+  const threads = new ThreadStore(pool);
+  const runs = new RunStore(pool);
+  const tuning = runTuningFromEnv();
+  // Names this process as the owner of the thread leases it takes (readable in the table, unique per start).
+  const instanceId = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
+  const coordinator = new RunCoordinator(pool, options.databaseUri, new ThreadLeases(pool, instanceId, tuning.leaseMs));
+  await coordinator.start();
+  const shipper = controlPlane ? new TraceShipper(runs, controlPlane) : null;
+  const recorder = new RunRecorder(runs, () => shipper?.kick());
+  const appRequire = createRequire(path.join(appConfig.appDir, 'noop.js'));
+  const metrics = new RuntimeMetrics();
+  // The app's own Command class: LangGraph recognises a resume command by its class.
+  const appCommandClass = async () => ((await import(appRequire.resolve('@langchain/langgraph'))) as { Command: any }).Command;
+  const runService = new RunService({
+    assistants,
+    threads,
+    runs,
+    recorder,
+    coordinator,
+    checkpointWrites: checkpointer,
+    claimLimits: { enqueueWaitMs: tuning.enqueueWaitMs },
+    appAuth,
+    tracing: controlPlane !== null,
+    metrics,
+    deliverWebhook: webhookDeliverer(tuning.webhookDestinations),
+    commandClass: appCommandClass,
+  });
+
+  const runQueue = new RunQueueStore(pool, instanceId, tuning.leaseMs);
+  const eventStore = new RunEventStore(pool);
+  const runEvents = new RunEvents(eventStore);
+  coordinator.onEvents = (runId, threadId) => runEvents.noteRemote(runId, threadId);
+  const backgroundRuns = new BackgroundRuns({
+    runService,
+    queue: runQueue,
+    runs,
+    threads,
+    coordinator,
+    events: runEvents,
+    eventStore,
+    concurrency: tuning.backgroundConcurrency,
+  });
+
+  const crons = new CronStore(pool);
+  const cronScheduler = new CronScheduler({ crons, runQueue, threads, backgroundRuns, pollMs: tuning.cronPollMs });
+
+  const services: RuntimeServices = {
+    graphs,
+    assistants,
+    appImport: (specifier, condition) => importAsApp(appConfig.appDir, specifier, condition),
+    threads,
+    runs,
+    runService,
+    threadState: new ThreadStateService({
+      graphs,
+      threads,
+      leases: coordinator.leases,
+      afterRelease: (threadId) => coordinator.announceRelease(threadId),
+      hasPendingRuns: async (threadId) => (await runQueue.withStatus(threadId, ['pending'])).length > 0,
+      assistantConfig: (assistantId) => assistantConfigOf(assistants, assistantId),
+      commandClass: appCommandClass,
+    }),
+    backgroundRuns,
+    runQueue,
+    runEvents,
+    eventStore,
+    store,
+    crons,
+    coordinator,
+    appAuth,
+    deleteCheckpoints: async (threadId) => {
+      await checkpointer.settled(threadId);
+      await checkpointer.deleteThread(threadId);
+    },
+    pruneCheckpoints: async (threadId) => {
+      await checkpointer.settled(threadId);
+      await keepLatestCheckpoint(pool, threadId);
+    },
+    info: {
+      version: '0.1.0',
+      langgraph_js_version: packageVersion(appConfig.appDir, '@langchain/langgraph'),
+      context: 'js',
+      flags: { assistants: true, crons: true, langsmith: false, graphx: true },
+    },
+    metrics,
+  };
+
+  const router = new Router({ methods: everyHttpMethod() });
+  registerRuntimeRoutes(router, services);
+  registerUiRoutes(router, uiBundles);
+
+  const app = new Koa();
+  app.use(requestIdMiddleware());
+  // First, as the anchor orders it: a preflight is answered before auth, and every answer (errors too) carries CORS.
+  app.use(corsMiddleware(appConfig.http.cors));
+  // At debug: this process's stdout is the tenant's app log, and a line per run would drown the app's own lines.
+  app.use(requestLogMiddleware(logger, { level: 'debug' }));
+  app.use(httpMetricsMiddleware(metrics.http));
+  app.use(errorMiddleware());
+  app.use(httpExceptionMiddleware());
+  if (options.devStudio) app.use(devStudioPagesMiddleware());
+  app.use(jsonBodyMiddleware({ deferErrors: customApp !== null, maxBytes: tuning.maxRequestBodyBytes }));
+  app.use(authMiddleware({ appAuth, controlPlane, devStudio: options.devStudio ? { isToken: isDevStudioToken } : null }));
+  if (customApp) app.use(customAppMiddleware(customApp));
+  if (appConfig.http.disabled.length > 0) app.use(disabledRoutesMiddleware(appConfig.http.disabled));
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+
+  const server = http.createServer(app.callback());
+  answerClientErrorsWithJson(server);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const port = (server.address() as { port: number }).port;
+  bindLoopback(options.host, port);
+  shipper?.kick();
+  backgroundRuns.kick();
+  cronScheduler.kick();
+  logger.info({ port, graphs: appConfig.graphs.map((graph) => graph.graphId), customAuth: Boolean(appAuth) }, 'runtime serving');
+
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const deadline = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
+      await closed;
+      clearTimeout(deadline);
+      // In order, each whatever the one before did: a part that fails to close must not leave the rest (the pools
+      // above all) open; the first failure is what the caller hears, every one is logged.
+      const failures: unknown[] = [];
+      const closers: Array<[string, () => Promise<unknown> | undefined]> = [
+        ['cron scheduler', () => cronScheduler.close()],
+        ['background runs', () => backgroundRuns.close()],
+        ['run coordinator', () => coordinator.close()],
+        ['run recorder', () => recorder.close()],
+        ['store', () => store.stop()],
+        ['trace shipper', () => shipper?.close()],
+        ['database pool', () => pool.end()],
+      ];
+      for (const [part, close] of closers) {
+        await Promise.resolve()
+          .then(close)
+          .catch((error: unknown) => {
+            logger.error({ err: error, part }, 'runtime part did not close');
+            failures.push(error);
+          });
+      }
+      if (failures.length > 0) throw failures[0];
+    })());
+
+  return { url: `http://${options.host}:${port}`, port, stop };
+}

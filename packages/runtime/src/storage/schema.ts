@@ -1,0 +1,137 @@
+/**
+ * The runtime's tables in the deployment's own database, created on start. Several instances of one revision start
+ * together, so creation (ours and the checkpointer's migrations) runs under one advisory lock.
+ */
+import type { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+import type { Pool } from 'pg';
+
+// Arbitrary constant shared by every runtime instance: "graphx runtime schema".
+const SCHEMA_LOCK_KEY = 7_384_112_019;
+
+const STATEMENTS = [
+  `CREATE TABLE IF NOT EXISTS graphx_threads (
+     thread_id uuid PRIMARY KEY,
+     created_at timestamptz NOT NULL DEFAULT now(),
+     updated_at timestamptz NOT NULL DEFAULT now(),
+     metadata jsonb NOT NULL DEFAULT '{}',
+     status text NOT NULL DEFAULT 'idle',
+     config jsonb NOT NULL DEFAULT '{}',
+     "values" jsonb,
+     interrupts jsonb NOT NULL DEFAULT '{}',
+     error text)`,
+  `COMMENT ON TABLE graphx_threads IS 'Threads of the agent server; state itself lives in the checkpoint tables'`,
+  `ALTER TABLE graphx_threads ADD COLUMN IF NOT EXISTS busy_run_id uuid,
+     ADD COLUMN IF NOT EXISTS busy_owner text, ADD COLUMN IF NOT EXISTS lease_expires_at timestamptz,
+     ADD COLUMN IF NOT EXISTS cancel_action text`,
+  `COMMENT ON COLUMN graphx_threads.busy_owner IS 'Runtime process running busy_run_id; its heartbeat pushes lease_expires_at'`,
+  `COMMENT ON COLUMN graphx_threads.cancel_action IS 'interrupt or rollback, asked of the busy run by another request'`,
+  `CREATE INDEX IF NOT EXISTS graphx_threads_busy_run ON graphx_threads (busy_run_id) WHERE busy_run_id IS NOT NULL`,
+  `CREATE INDEX IF NOT EXISTS graphx_threads_metadata ON graphx_threads USING gin (metadata jsonb_path_ops)`,
+  `CREATE INDEX IF NOT EXISTS graphx_threads_created ON graphx_threads (created_at DESC)`,
+  `CREATE TABLE IF NOT EXISTS graphx_runs (
+     run_id uuid PRIMARY KEY,
+     thread_id uuid,
+     assistant_id text NOT NULL,
+     status text NOT NULL,
+     metadata jsonb NOT NULL DEFAULT '{}',
+     kwargs jsonb NOT NULL DEFAULT '{}',
+     multitask_strategy text,
+     created_at timestamptz NOT NULL DEFAULT now(),
+     updated_at timestamptz NOT NULL DEFAULT now())`,
+  `COMMENT ON TABLE graphx_runs IS 'Runs; threadless runs are written in batches after they finish'`,
+  `CREATE INDEX IF NOT EXISTS graphx_runs_thread ON graphx_runs (thread_id, created_at DESC)`,
+  `ALTER TABLE graphx_runs ADD COLUMN IF NOT EXISTS background boolean NOT NULL DEFAULT false,
+     ADD COLUMN IF NOT EXISTS config jsonb, ADD COLUMN IF NOT EXISTS owner text,
+     ADD COLUMN IF NOT EXISTS lease_expires_at timestamptz, ADD COLUMN IF NOT EXISTS attempt integer NOT NULL DEFAULT 0`,
+  `COMMENT ON COLUMN graphx_runs.background IS 'Queued run (POST /runs, /threads/{id}/runs, crons): any instance executes it'`,
+  `COMMENT ON COLUMN graphx_runs.config IS 'Background run: the graph config built at creation (user included)'`,
+  `COMMENT ON COLUMN graphx_runs.owner IS 'Background run: instance executing it; its heartbeat pushes lease_expires_at'`,
+  `COMMENT ON COLUMN graphx_runs.attempt IS 'Background run: executions started; above 1 the run resumes from its checkpoint'`,
+  `CREATE INDEX IF NOT EXISTS graphx_runs_queue ON graphx_runs (created_at) WHERE background AND status IN ('pending', 'running')`,
+  `ALTER TABLE graphx_runs ADD COLUMN IF NOT EXISTS auth_identity text,
+     ADD COLUMN IF NOT EXISTS auth_scope jsonb NOT NULL DEFAULT '{}'`,
+  `COMMENT ON COLUMN graphx_runs.auth_identity IS 'Identity of the authenticated user who created the run (null: none)'`,
+  `COMMENT ON COLUMN graphx_runs.auth_scope IS 'Filter of the creator threads:create_run handler; a threadless run is visible where metadata || auth_scope contains the reader filter'`,
+  `CREATE TABLE IF NOT EXISTS graphx_assistants (
+     assistant_id uuid PRIMARY KEY,
+     graph_id text NOT NULL,
+     name text NOT NULL,
+     description text,
+     config jsonb NOT NULL DEFAULT '{}',
+     context jsonb NOT NULL DEFAULT '{}',
+     metadata jsonb NOT NULL DEFAULT '{}',
+     version integer NOT NULL,
+     created_at timestamptz NOT NULL DEFAULT now(),
+     updated_at timestamptz NOT NULL DEFAULT now())`,
+  `COMMENT ON TABLE graphx_assistants IS 'Assistants (system ones from graphx.json, metadata created_by=system) at their current version'`,
+  `COMMENT ON COLUMN graphx_assistants.version IS 'The version of graphx_assistant_versions this row copies (set latest can go back)'`,
+  `CREATE INDEX IF NOT EXISTS graphx_assistants_metadata ON graphx_assistants USING gin (metadata jsonb_path_ops)`,
+  `CREATE TABLE IF NOT EXISTS graphx_assistant_versions (
+     assistant_id uuid NOT NULL REFERENCES graphx_assistants (assistant_id) ON DELETE CASCADE,
+     version integer NOT NULL,
+     graph_id text NOT NULL,
+     name text NOT NULL,
+     description text,
+     config jsonb NOT NULL DEFAULT '{}',
+     context jsonb NOT NULL DEFAULT '{}',
+     metadata jsonb NOT NULL DEFAULT '{}',
+     created_at timestamptz NOT NULL DEFAULT now(),
+     PRIMARY KEY (assistant_id, version))`,
+  `COMMENT ON TABLE graphx_assistant_versions IS 'Every version of every assistant; a PATCH appends one'`,
+  `CREATE TABLE IF NOT EXISTS graphx_crons (
+     cron_id uuid PRIMARY KEY,
+     assistant_id text NOT NULL,
+     thread_id uuid,
+     user_id text,
+     auth_user jsonb,
+     schedule text NOT NULL,
+     timezone text,
+     end_time timestamptz,
+     enabled boolean NOT NULL DEFAULT true,
+     on_run_completed text NOT NULL DEFAULT 'delete',
+     payload jsonb NOT NULL DEFAULT '{}',
+     metadata jsonb NOT NULL DEFAULT '{}',
+     next_run_date timestamptz,
+     created_at timestamptz NOT NULL DEFAULT now(),
+     updated_at timestamptz NOT NULL DEFAULT now())`,
+  `COMMENT ON TABLE graphx_crons IS 'Crons; the instance that locks a due row fires it and moves next_run_date on'`,
+  `COMMENT ON COLUMN graphx_crons.auth_user IS 'The creator as custom auth saw it: the runs it fires act as this user'`,
+  `CREATE INDEX IF NOT EXISTS graphx_crons_due ON graphx_crons (next_run_date) WHERE enabled`,
+  `CREATE INDEX IF NOT EXISTS graphx_crons_metadata ON graphx_crons USING gin (metadata jsonb_path_ops)`,
+  `CREATE TABLE IF NOT EXISTS graphx_run_events (
+     id bigserial PRIMARY KEY,
+     run_id uuid,
+     thread_id uuid,
+     seq integer NOT NULL,
+     event text NOT NULL,
+     data jsonb,
+     created_at timestamptz NOT NULL DEFAULT now())`,
+  `COMMENT ON TABLE graphx_run_events IS 'Events of joinable runs for join and thread streams on any instance; swept after their run ends'`,
+  `COMMENT ON COLUMN graphx_run_events.seq IS 'Per-run event number: the id of run join streams (thread streams use id)'`,
+  `CREATE UNIQUE INDEX IF NOT EXISTS graphx_run_events_run ON graphx_run_events (run_id, seq) WHERE run_id IS NOT NULL`,
+  `CREATE INDEX IF NOT EXISTS graphx_run_events_thread ON graphx_run_events (thread_id, id) WHERE thread_id IS NOT NULL`,
+  `CREATE TABLE IF NOT EXISTS graphx_trace_outbox (
+     run_id uuid PRIMARY KEY,
+     record jsonb NOT NULL,
+     created_at timestamptz NOT NULL DEFAULT now(),
+     claimed_until timestamptz NOT NULL DEFAULT '-infinity')`,
+  `COMMENT ON TABLE graphx_trace_outbox IS 'Run records not yet accepted by the control plane; deleted once delivered'`,
+];
+
+/** Creates the runtime tables, the checkpointer's and the store's, once across concurrently starting instances. */
+export async function ensureRuntimeSchema(
+  pool: Pool,
+  checkpointer: PostgresSaver,
+  store: { setup(): Promise<void> },
+): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [SCHEMA_LOCK_KEY]);
+    for (const statement of STATEMENTS) await client.query(statement);
+    await checkpointer.setup();
+    await store.setup();
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [SCHEMA_LOCK_KEY]).catch(() => undefined);
+    client.release();
+  }
+}

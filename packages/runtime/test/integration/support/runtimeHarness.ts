@@ -1,0 +1,198 @@
+/**
+ * Real parts for runtime tests: a fresh PostgreSQL database per test file, the runtime as a child process
+ * (`graphx dev` or `graphx runtime`, exactly as a rollout starts it) on a free port, and a real control-plane API.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import http from 'node:http';
+import path from 'node:path';
+import { Client as PgClient } from 'pg';
+import { createApp } from '../../../../../src/api/app';
+import type { Db } from '../../../../../src/db/knex';
+import { findFreePort, waitFor } from '@graphx/kit/net/ports';
+import { hashToken } from '../../../../../src/security/secretBox';
+import { testConfig, testDb, testSecretBox, testTemporalClient } from '../../../../../test/support/env';
+
+export const projectRoot = path.resolve(__dirname, '..', '..', '..', '..', '..');
+export const fixtureConfig = (app: string) => path.join(projectRoot, 'test', 'fixtures', 'apps', app, 'graphx.json');
+
+function adminUrl(): string {
+  return process.env.GRAPHX_TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+}
+
+/** A new empty database; `drop()` removes it (closing any connection left). */
+export async function createTestDatabase(label: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `gx_rt_${label}_${crypto.randomBytes(4).toString('hex')}`;
+  const admin = new PgClient({ connectionString: adminUrl() });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+  return {
+    url: adminUrl().replace(/\/[^/]*$/, `/${name}`),
+    drop: async () => {
+      const client = new PgClient({ connectionString: adminUrl() });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+export interface RuntimeProcess {
+  url: string;
+  port: number;
+  child: ChildProcess;
+  output: () => string;
+  stop: () => Promise<number | null>;
+}
+
+/** Spawns `graphx <args>` and resolves once GET /ok answers 200. */
+export async function spawnRuntime(options: {
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string;
+  port: number;
+}): Promise<RuntimeProcess> {
+  const child = spawn(process.execPath, [path.join(projectRoot, 'bin', 'graphx.js'), ...options.args], {
+    cwd: options.cwd ?? projectRoot,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', GRAPHX_LOG_LEVEL: 'warn', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const url = `http://127.0.0.1:${options.port}`;
+  try {
+    await waitFor(
+      'the runtime to answer /ok',
+      async () => {
+        if (child.exitCode !== null) throw new Error(`runtime exited: ${output}`);
+        return (await fetch(`${url}/ok`)).status === 200;
+      },
+      60_000,
+      100,
+    );
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw new Error(`${(error as Error).message}\n${output}`);
+  }
+  return {
+    url,
+    port: options.port,
+    child,
+    output: () => output,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve(child.exitCode);
+        child.once('exit', (code) => resolve(code));
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** `graphx dev --config <app>` on a free port and the given database. */
+export async function startDevRuntime(
+  app: string,
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<RuntimeProcess> {
+  const port = await findFreePort();
+  return spawnRuntime({
+    args: ['dev', '--config', fixtureConfig(app), '--port', String(port)],
+    env: { DATABASE_URI: databaseUrl, ...env },
+    port,
+  });
+}
+
+/** A real control-plane API (createApp) on a loopback port. */
+export async function startControlPlane(port = 0): Promise<{ url: string; port: number; db: Db; close: () => Promise<void> }> {
+  const config = testConfig();
+  const db = testDb();
+  const temporal = await testTemporalClient();
+  const app = createApp({ config, db, secretBox: testSecretBox(config), temporal });
+  const server = http.createServer(app.callback());
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const boundPort = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${boundPort}`,
+    port: boundPort,
+    db,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await temporal.connection.close();
+      await db.destroy();
+    },
+  };
+}
+
+/** A deployment row of `tenantId` with a tracing project and a service token, as a rollout would have made them. */
+export async function seedDeployment(
+  db: Db,
+  tenantId: string,
+): Promise<{ deploymentId: string; projectId: string; serviceToken: string }> {
+  const deploymentId = crypto.randomUUID();
+  const projectId = crypto.randomUUID();
+  const name = `rt-${crypto.randomBytes(4).toString('hex')}`;
+  await db('tracing_projects').insert({ id: projectId, tenant_id: tenantId, name, deployment_id: deploymentId });
+  await db('deployments').insert({
+    id: deploymentId,
+    tenant_id: tenantId,
+    name,
+    source: 'codehost',
+    source_config: JSON.stringify({}),
+    status: 'READY',
+    tracing_project_id: projectId,
+  });
+  const serviceToken = `gxs_${crypto.randomBytes(24).toString('base64url')}`;
+  await db('service_tokens').insert({
+    id: crypto.randomUUID(),
+    deployment_id: deploymentId,
+    token_hash: hashToken(serviceToken),
+  });
+  return { deploymentId, projectId, serviceToken };
+}
+
+/** `graphx runtime` as a rollout starts it: cwd = application directory, the contract's environment. */
+export async function startDeployedRuntime(options: {
+  app: string;
+  databaseUrl: string;
+  controlPlaneUrl: string;
+  deploymentId: string;
+  tenantId: string;
+  serviceToken: string;
+}): Promise<RuntimeProcess> {
+  const port = await findFreePort();
+  const configPath = fixtureConfig(options.app);
+  return spawnRuntime({
+    args: ['runtime'],
+    cwd: path.dirname(configPath),
+    port,
+    env: {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URI: options.databaseUrl,
+      GRAPHX_CONFIG_PATH: configPath,
+      GRAPHX_DEPLOYMENT_ID: options.deploymentId,
+      GRAPHX_REVISION_ID: crypto.randomUUID(),
+      GRAPHX_TENANT_ID: options.tenantId,
+      GRAPHX_CONTROL_PLANE_URL: options.controlPlaneUrl,
+      GRAPHX_SERVICE_TOKEN: options.serviceToken,
+    },
+  });
+}
+
+/** Reads an SSE response into `{event, data}` pairs, checking every event is one compact `data:` line. */
+export async function readSse(response: Response): Promise<Array<{ event: string; data: unknown }>> {
+  const text = await response.text();
+  return text
+    .split('\n\n')
+    .filter((block) => block.trim() !== '')
+    .map((block) => {
+      const lines = block.split('\n');
+      if (lines.length !== 2 || !lines[0]!.startsWith('event: ') || !lines[1]!.startsWith('data: ')) {
+        throw new Error(`not one event line and one data line: ${JSON.stringify(block)}`);
+      }
+      return { event: lines[0]!.slice('event: '.length), data: JSON.parse(lines[1]!.slice('data: '.length)) };
+    });
+}
