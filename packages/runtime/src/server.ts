@@ -15,6 +15,7 @@ import { errorMiddleware } from '@graphx/kit/http/errors';
 import { jsonBodyMiddleware } from '@graphx/kit/http/jsonBody';
 import { requestIdMiddleware } from '@graphx/kit/http/requestId';
 import { ConfigError } from '@graphx/kit/errors';
+import { INSTANCE_ENV } from '@graphx/contract/instanceEnv';
 import { httpMetricsMiddleware } from '@graphx/kit/http/metrics';
 import { requestLogMiddleware } from '@graphx/kit/http/requestLog';
 import { logger } from '@graphx/kit/logger';
@@ -209,11 +210,25 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       await checkpointer.settled(threadId);
       await keepLatestCheckpoint(pool, threadId);
     },
+    // The Python server's shape (version, langgraph_py_version, flags, host, metadata), as LangSmith's clients read it,
+    // with the JS server's `langgraph_js_version`/`context` beside it: the graphs here are JavaScript.
     info: {
       version: '0.1.0',
+      langgraph_py_version: null,
       langgraph_js_version: packageVersion(appConfig.appDir, '@langchain/langgraph'),
       context: 'js',
-      flags: { assistants: true, crons: true, langsmith: false, graphx: true },
+      flags: { assistants: true, crons: true, langsmith: false, langsmith_tracing_replicas: false, graphx: true },
+      host: {
+        kind: 'self-hosted',
+        project_id: process.env[INSTANCE_ENV.deploymentId] ?? null,
+        host_revision_id: null,
+        revision_id: process.env[INSTANCE_ENV.revisionId] ?? null,
+        tenant_id: process.env[INSTANCE_ENV.tenantId] ?? null,
+      },
+      metadata: {},
+    },
+    checkDatabase: async () => {
+      await pool.query('SELECT 1');
     },
     metrics,
   };

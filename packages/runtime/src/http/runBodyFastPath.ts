@@ -10,6 +10,7 @@ const STREAM_MODES = new Set<unknown>(API_STREAM_MODES);
 const ON_DISCONNECT = new Set<unknown>(['cancel', 'continue']);
 const MULTITASK = new Set<unknown>(['reject', 'rollback', 'interrupt', 'enqueue']);
 const IF_NOT_EXISTS = new Set<unknown>(['reject', 'create']);
+const DURABILITY = new Set<unknown>(['sync', 'async', 'exit', null]);
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -43,6 +44,8 @@ export function fastRunBody(body: unknown): Record<string, unknown> | null {
     optionalOf(ON_DISCONNECT, body.on_disconnect) &&
     optionalOf(MULTITASK, body.multitask_strategy) &&
     optionalOf(IF_NOT_EXISTS, body.if_not_exists) &&
+    optionalOf(DURABILITY, body.durability) &&
+    (body.checkpoint_during === undefined || body.checkpoint_during === null || typeof body.checkpoint_during === 'boolean') &&
     // Background-run, fork and breakpoint fields are left to Joi (a webhook URL needs checking).
     body.webhook === undefined &&
     body.checkpoint === undefined &&
@@ -51,5 +54,5 @@ export function fastRunBody(body: unknown): Record<string, unknown> | null {
     body.interrupt_after === undefined &&
     body.after_seconds === undefined;
   if (!ok) return null;
-  return { ...body, on_disconnect: body.on_disconnect ?? 'cancel' };
+  return { ...body, on_disconnect: body.on_disconnect ?? 'continue' };
 }

@@ -43,7 +43,8 @@ export const runBody = Joi.object({
   metadata: jsonObject.allow(null),
   stream_mode: Joi.alternatives(streamMode, Joi.array().items(streamMode)),
   stream_subgraphs: Joi.boolean(),
-  on_disconnect: Joi.string().valid('cancel', 'continue').default('cancel'),
+  // The Python server's default for streamed runs (2026): a dropped connection lets the run finish.
+  on_disconnect: Joi.string().valid('cancel', 'continue').default('continue'),
   multitask_strategy: Joi.string().valid('reject', 'rollback', 'interrupt', 'enqueue'),
   if_not_exists: Joi.string().valid('reject', 'create'),
   stream_resumable: Joi.boolean(),
@@ -58,6 +59,8 @@ export const runBody = Joi.object({
   checkpoint: checkpointRef.allow(null),
   interrupt_before: breakpoints,
   interrupt_after: breakpoints,
+  durability: Joi.string().valid('sync', 'async', 'exit').allow(null),
+  checkpoint_during: Joi.boolean().allow(null),
   /** Background runs: wait this long before the run may start. */
   after_seconds: Joi.number().min(0).max(31_536_000).allow(null),
 }).unknown(true);
@@ -174,6 +177,7 @@ export const bulkCancelBody = Joi.object({
 })
   .unknown(true)
   .or('run_ids', 'status');
+export const bulkCancelQuery = Joi.object({ action: Joi.string().valid('interrupt', 'rollback') }).unknown(true);
 
 /** Why the store cannot hold a namespace label faithfully, or null. */
 export function namespaceLabelProblem(label: string): string | null {

@@ -55,7 +55,8 @@ function watchForHeartbeat(res: ServerResponse): { wrote: () => void; stop: () =
  */
 export function respondWithEvents(
   ctx: Koa.Context,
-  contentLocation: string,
+  /** `Content-Location`: the run; `location`: where a dropped stream is resumed (GET with Last-Event-ID), if anywhere. */
+  where: string | { contentLocation: string; location?: string | null },
   events: (signal: AbortSignal) => AsyncGenerator<StreamEvent & { id?: string }>,
   cancelOnDisconnect: boolean,
   activeStreams?: { inc(): void; dec(): void },
@@ -68,11 +69,13 @@ export function respondWithEvents(
   let drained: Promise<void> | null = null;
   ctx.status = 200;
   ctx.respond = false;
+  const { contentLocation, location } = typeof where === 'string' ? { contentLocation: where, location: null } : where;
   res.writeHead(200, {
     'Content-Type': 'text/event-stream',
     'Cache-Control': 'no-cache',
     Connection: 'keep-alive',
     'Content-Location': contentLocation,
+    ...(location ? { Location: location } : {}),
   });
   res.once('close', () => {
     if (!finished && cancelOnDisconnect) abort.abort(new Error('client disconnected'));

@@ -13,6 +13,7 @@ import { followRun } from '../../execution/runFollower';
 import { queryList } from '../queryList';
 import {
   bulkCancelBody,
+  bulkCancelQuery,
   cancelQuery,
   joinStreamQuery,
   runBatchBody,
@@ -95,6 +96,9 @@ export function registerBackgroundRunRoutes(router: Router, services: RuntimeSer
       status?: 'pending' | 'running' | 'all';
       action: 'interrupt' | 'rollback';
     }>(bulkCancelBody, ctx.state.body, 'body');
+    // The Python server (and its SDK's `cancel_many`) name the action in the query string; a body's is read too.
+    const { action } = validatePart<{ action?: 'interrupt' | 'rollback' }>(bulkCancelQuery, ctx.query, 'query');
+    if (action) body.action = action;
     const filter = await filterFor(services, ctx, 'threads', 'update', { ...body });
     if (body.thread_id && !(await services.threads.get(body.thread_id, filter))) {
       throw new NotFoundError(`Thread with ID ${body.thread_id} not found.`);

@@ -42,6 +42,8 @@ export interface RuntimeServices {
   /** `keep_latest` prune: only the thread's newest checkpoint stays. */
   pruneCheckpoints: (threadId: string) => Promise<void>;
   info: Record<string, unknown>;
+  /** Throws when the deployment's database does not answer (`GET /ok?check_db=1`). */
+  checkDatabase: () => Promise<void>;
   metrics: RuntimeMetrics;
 }
 

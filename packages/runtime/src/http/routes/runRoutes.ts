@@ -12,6 +12,7 @@ import { toWireJson } from '../../execution/serialize';
 import { withRequestHeaders } from '../requestHeaders';
 import { fastRunBody } from '../runBodyFastPath';
 import { scopedToThread } from '../../execution/threadScope';
+import { DEFAULT_MULTITASK_STRATEGY } from '../../execution/threadClaim';
 import { runBody, threadIdParams } from '../schemas';
 import { respondWithEvents } from '../sse';
 import { userOf, type RuntimeServices } from './context';
@@ -44,7 +45,7 @@ export function registerRunRoutes(router: Router, services: RuntimeServices): vo
    * thread could be taken at once (the run then streams here as any other).
    */
   const prepareOrQueue = async (user: AuthUser | null, threadId: string | null, request: RunRequest) => {
-    if (!threadId || request.multitask_strategy !== 'enqueue')
+    if (!threadId || (request.multitask_strategy ?? DEFAULT_MULTITASK_STRATEGY) !== 'enqueue')
       return { prepared: await services.runService.prepare(user, threadId, request) };
     if ((await services.runQueue.withStatus(threadId, ['pending'])).length === 0) {
       try {
@@ -95,26 +96,46 @@ export function registerRunRoutes(router: Router, services: RuntimeServices): vo
     const cancelOnDisconnect = request.on_disconnect === 'cancel';
     respondWithEvents(
       ctx,
-      location,
+      // A run on a thread can be joined (GET …/stream with Last-Event-ID): `Location` is where the JS SDK reconnects a
+      // dropped stream, as the Python server names it. A streamed threadless run is not kept, so it has none.
+      { contentLocation: location, location: threadId ? `${location}/stream` : null },
       (signal) => (prepared ? executeHere(prepared, signal) : followQueued(queued!, cancelOnDisconnect, signal)),
       cancelOnDisconnect,
       services.metrics.activeStreams,
     );
   };
 
+  /** The final values of a run queued behind others (`enqueue` on a busy thread): it waits in the database, unbounded. */
+  const waitForQueued = async (run: Run, cancelOnDisconnect: boolean, signal: AbortSignal): Promise<unknown> => {
+    let last: unknown = null;
+    for await (const event of followQueued(run, cancelOnDisconnect, signal)) {
+      if (event.event === 'values') last = event.data;
+      if (event.event === 'error') return { __error__: event.data };
+    }
+    return last ?? (await services.threads.get(run.thread_id!, {}))?.values ?? null;
+  };
+
   const wait = async (ctx: Koa.Context) => {
     const threadId = threadIdOf(ctx);
-    const request = readRunRequest(ctx, threadId);
-    const prepared = await services.runService.prepare(userOf(ctx), threadId, request);
+    const request = { ...readRunRequest(ctx, threadId), stream_mode: ['values'] as ApiStreamMode[] };
+    const { prepared, queued } = await prepareOrQueue(userOf(ctx), threadId, request);
     const abort = new AbortController();
-    if (request.on_disconnect === 'cancel') ctx.res.once('close', () => ctx.res.writableFinished || abort.abort());
-    const runId = prepared.run.run_id;
-    // A run on a thread shows in the thread's stream (RunEvents keeps its events for it).
-    if (threadId) services.runEvents.open(runId, { threadId });
-    const result = await services.runService
-      .wait(prepared, abort.signal, threadId ? (event) => services.runEvents.publish(runId, event) : undefined)
-      .finally(() => threadId && void services.runEvents.close(runId));
-    ctx.set('Content-Location', threadId ? `/threads/${threadId}/runs/${prepared.run.run_id}` : `/runs/${prepared.run.run_id}`);
+    const cancelOnDisconnect = request.on_disconnect === 'cancel';
+    ctx.res.once('close', () => ctx.res.writableFinished || abort.abort());
+    let result: unknown;
+    if (queued) {
+      result = await waitForQueued(queued, cancelOnDisconnect, abort.signal);
+    } else {
+      const runId = prepared!.run.run_id;
+      // A run on a thread shows in the thread's stream (RunEvents keeps its events for it).
+      if (threadId) services.runEvents.open(runId, { threadId });
+      const runSignal = cancelOnDisconnect ? abort.signal : new AbortController().signal;
+      result = await services.runService
+        .wait(prepared!, runSignal, threadId ? (event) => services.runEvents.publish(runId, event) : undefined)
+        .finally(() => threadId && void services.runEvents.close(runId));
+    }
+    const runId = (prepared?.run ?? queued!).run_id;
+    ctx.set('Content-Location', threadId ? `/threads/${threadId}/runs/${runId}` : `/runs/${runId}`);
     ctx.type = 'application/json';
     ctx.body = toWireJson(result);
   };
