@@ -41,6 +41,7 @@ import { bindLoopback } from './http/loopback';
 import { asFetchApp, customAppMiddleware, disabledRoutesMiddleware, type FetchApp } from './http/customApp';
 import type { RuntimeServices } from './http/routes/context';
 import { registerRuntimeRoutes } from './http/routes';
+import { passUpgradeThroughApp } from './http/upgrade';
 import { RuntimeMetrics } from './metrics';
 import { importExport } from './moduleLoader';
 import { RunRecorder } from './recording/runRecorder';
@@ -253,8 +254,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   app.use(router.routes());
   app.use(router.allowedMethods());
 
-  const server = http.createServer(app.callback());
+  const handler = app.callback();
+  const server = http.createServer(handler);
   answerClientErrorsWithJson(server);
+  server.on('upgrade', (req, socket, head) => passUpgradeThroughApp(handler, req, socket, head));
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -20,6 +20,7 @@ import { claimThread, DEFAULT_MULTITASK_STRATEGY, type ClaimLimits, type Multita
 import { streamGraph, type ApiStreamMode, type GraphRunOutcome, type StreamEvent } from './graphStream';
 import { recordPayload } from '@graphx/contract/runRecord';
 import { toWireJson } from './serialize';
+import { protocolEvent, streamProtocol } from './protocolFrames';
 import { interruptsOf } from './threadState';
 import { threadConfigurable, type CheckpointRef } from './threadScope';
 
@@ -50,6 +51,11 @@ export interface RunRequest {
   durability?: 'sync' | 'async' | 'exit' | null;
   /** Deprecated form of `durability`: false is `exit`, true `async`. */
   checkpoint_during?: boolean | null;
+  /**
+   * A protocol-v2 run (`run.start`): its events are protocol events (execution/protocolFrames.ts), whatever
+   * `stream_mode` says. Set by the server only; a client's body never carries it (readRunRequest drops it).
+   */
+  protocol?: boolean;
 }
 
 /** The library's `durability` a request asks for (undefined: the library's default, `async`). */
@@ -273,11 +279,28 @@ export class RunService {
         interruptAfter: request.interrupt_after ?? undefined,
         durability: durabilityOf(request),
       };
-      yield* streamGraph(graph, input, { ...options, outputNeeded: this.outputNeeded(run, request) }, outcome);
+      if (request.protocol) {
+        const protocolOptions = {
+          ...prepared.graphConfig,
+          signal,
+          ...(options.interruptBefore ? { interruptBefore: options.interruptBefore } : {}),
+          ...(options.interruptAfter ? { interruptAfter: options.interruptAfter } : {}),
+          ...(options.durability ? { durability: options.durability } : {}),
+        };
+        yield* streamProtocol(graph, input, protocolOptions, prepared.graph.spec.graphId, outcome);
+      } else {
+        yield* streamGraph(graph, input, { ...options, outputNeeded: this.outputNeeded(run, request) }, outcome);
+      }
     } catch (error) {
       outcome.status = 'error';
       outcome.error = { error: (error as Error).name || 'Error', message: (error as Error).message };
-      yield { event: 'error', data: outcome.error };
+      yield request.protocol
+        ? protocolEvent('lifecycle', [], {
+            event: 'failed',
+            graph_name: prepared.graph.spec.graphId,
+            error: outcome.error.message,
+          })
+        : { event: 'error', data: outcome.error };
     } finally {
       if (signal.aborted && outcome.status !== 'error') outcome.status = 'interrupted';
       tracked?.untrack();

@@ -7,6 +7,7 @@ import type { RuntimeServices } from './context';
 import { registerCronRoutes } from './cronRoutes';
 import { registerMcpRoutes } from './mcpRoutes';
 import { registerMetaRoutes } from './metaRoutes';
+import { registerProtocolRoutes } from './protocolRoutes';
 import { registerRunRoutes } from './runRoutes';
 import { registerStoreRoutes } from './storeRoutes';
 import { registerThreadPruneRoutes } from './threadPruneRoutes';
@@ -14,7 +15,7 @@ import { registerThreadRoutes } from './threadRoutes';
 import { registerThreadStateRoutes } from './threadStateRoutes';
 import { registerThreadStreamRoutes } from './threadStreamRoutes';
 
-/** Registers the meta, assistant, thread, state, run, background-run, store, cron and MCP routes on `router`. */
+/** Registers the meta, assistant, thread, state, protocol-v2, run, background-run, store, cron and MCP routes on `router`. */
 export function registerRuntimeRoutes(router: Router, services: RuntimeServices): void {
   registerMetaRoutes(router, services);
   registerAssistantRoutes(router, services);
@@ -23,6 +24,7 @@ export function registerRuntimeRoutes(router: Router, services: RuntimeServices)
   registerThreadRoutes(router, services);
   registerThreadStateRoutes(router, services);
   registerThreadStreamRoutes(router, services);
+  registerProtocolRoutes(router, services);
   registerRunRoutes(router, services);
   registerBackgroundRunRoutes(router, services);
   registerStoreRoutes(router, services, services.store);

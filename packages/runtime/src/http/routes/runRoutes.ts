@@ -1,7 +1,6 @@
 /** Runs: streamed (SSE) or waited for, threadless or on a thread. */
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { ConflictError } from '@graphx/kit/errors';
 import { validatePart } from '@graphx/kit/http/validation';
 import type { AuthUser } from '../../auth/authUser';
 import type { ApiStreamMode, StreamEvent } from '../../execution/graphStream';
@@ -12,7 +11,7 @@ import { toWireJson } from '../../execution/serialize';
 import { withRequestHeaders } from '../requestHeaders';
 import { fastRunBody } from '../runBodyFastPath';
 import { scopedToThread } from '../../execution/threadScope';
-import { DEFAULT_MULTITASK_STRATEGY } from '../../execution/threadClaim';
+import { executeHere as executeRunHere, prepareOrQueue as prepareRun } from '../../execution/streamedRuns';
 import { runBody, threadIdParams } from '../schemas';
 import { respondWithEvents } from '../sse';
 import { userOf, type RuntimeServices } from './context';
@@ -31,7 +30,9 @@ export function readRunRequest(ctx: Koa.Context, threadId: string | null): RunRe
 /** A validated run body with `stream_mode` as a list (`values` when none was asked for). */
 export function withStreamModes(body: RawRunBody): RunRequest {
   const modes = body.stream_mode === undefined ? [] : Array.isArray(body.stream_mode) ? body.stream_mode : [body.stream_mode];
-  return { ...body, stream_mode: modes.length > 0 ? modes : ['values'] };
+  // `protocol` marks a run started by a protocol-v2 command (the server sets it); a client cannot ask for it here.
+  const { protocol: _serverOnly, ...rest } = body;
+  return { ...rest, stream_mode: modes.length > 0 ? modes : ['values'] };
 }
 
 function threadIdOf(ctx: Koa.Context): string | null {
@@ -39,38 +40,9 @@ function threadIdOf(ctx: Koa.Context): string | null {
 }
 
 export function registerRunRoutes(router: Router, services: RuntimeServices): void {
-  /**
-   * A streamed `enqueue` run on a busy thread (or one with runs already queued) becomes a queued background run,
-   * so it waits in the database, not in this request; the response follows it like a join stream. Null when the
-   * thread could be taken at once (the run then streams here as any other).
-   */
-  const prepareOrQueue = async (user: AuthUser | null, threadId: string | null, request: RunRequest) => {
-    if (!threadId || (request.multitask_strategy ?? DEFAULT_MULTITASK_STRATEGY) !== 'enqueue')
-      return { prepared: await services.runService.prepare(user, threadId, request) };
-    if ((await services.runQueue.withStatus(threadId, ['pending'])).length === 0) {
-      try {
-        return { prepared: await services.runService.prepare(user, threadId, request, { waitForThread: false }) };
-      } catch (error) {
-        if (!(error instanceof ConflictError)) throw error;
-      }
-    }
-    return { queued: await services.backgroundRuns.create(user, threadId, request, { reserveHere: true }) };
-  };
-
-  /**
-   * The events of a run streamed here. A run on a thread also keeps them (RunEvents) for join and thread streams on
-   * any instance, and its events carry their ids (as the anchor's: 0 for `metadata`, then one up per event).
-   */
-  async function* executeHere(prepared: PreparedRun, signal: AbortSignal): AsyncGenerator<StreamEvent & { id?: string }> {
-    const { run_id: runId, thread_id: threadId } = prepared.run;
-    if (!threadId) return yield* services.runService.execute(prepared, signal);
-    services.runEvents.open(runId, { threadId });
-    try {
-      for await (const event of services.runService.execute(prepared, signal)) yield services.runEvents.publish(runId, event);
-    } finally {
-      void services.runEvents.close(runId);
-    }
-  }
+  const prepareOrQueue = (user: AuthUser | null, threadId: string | null, request: RunRequest) =>
+    prepareRun(services, user, threadId, request);
+  const executeHere = (prepared: PreparedRun, signal: AbortSignal) => executeRunHere(services, prepared, signal);
 
   async function* followQueued(run: Run, cancelOnDisconnect: boolean, signal: AbortSignal) {
     const deps = {
