@@ -83,9 +83,9 @@ export class ProtocolCommands {
           return commandError(command.id, 'unknown_command', `Unknown protocol command: ${command.method}`);
       }
     } catch (error) {
-      if (error instanceof ForbiddenError || error instanceof UnauthorizedError) throw error;
+      // A refusal, or a thread or assistant the caller cannot see: the HTTP answer, as on every other route.
+      if (error instanceof ForbiddenError || error instanceof UnauthorizedError || error instanceof NotFoundError) throw error;
       if ((error as { status?: unknown }).status !== undefined && !(error instanceof DomainError)) throw error;
-      if (error instanceof NotFoundError) return commandError(command.id, 'no_such_run', error.message);
       if (error instanceof DomainError) return commandError(command.id, 'invalid_argument', error.message);
       logger.error({ err: error, method: command.method }, 'protocol command failed');
       return commandError(command.id, 'unknown_error', 'The command failed; see the server log.');
@@ -134,7 +134,8 @@ export class ProtocolCommands {
     }
     const filter = await filterFor(this.services, ctx, 'threads', 'read', { thread_id: threadId });
     const thread = await this.services.threads.get(threadId, filter);
-    if (!thread || thread.status !== 'interrupted') {
+    if (!thread) throw new NotFoundError(`Thread with ID ${threadId} not found.`);
+    if (thread.status !== 'interrupted') {
       return commandError(id, 'no_such_run', 'No interrupted run is bound to this thread.');
     }
     const pending = new Set(

@@ -161,6 +161,19 @@ const TABLE: Record<string, Entry> = {
     body: {},
   })),
   'GET /threads/:threadId/stream': dispatches(['threads:read'], (i) => ({ path: `/threads/${i.threadId}/stream` })),
+  // Protocol v2: the event stream is a read (SSE, or the WebSocket / EventSource form on GET); a command that starts or
+  // resumes a run is a run, one that reads is a read.
+  'POST /threads/:threadId/stream/events': dispatches(['threads:read'], (i) => ({
+    path: `/threads/${i.threadId}/stream/events`,
+    body: { channels: ['values', 'lifecycle'] },
+  })),
+  'GET /threads/:threadId/stream/events': dispatches(['threads:read'], (i) => ({
+    path: `/threads/${i.threadId}/stream/events?channels=values`,
+  })),
+  'POST /threads/:threadId/commands': dispatches(['threads:create_run'], async () => ({
+    path: `/threads/${await newThread()}/commands`,
+    body: { id: 1, method: 'run.start', params: { assistant_id: 'agent', input: hi } },
+  })),
 
   'POST /runs/stream': dispatches(['threads:create_run'], () => ({
     path: '/runs/stream',
