@@ -7,7 +7,7 @@ import waitPort from "wait-port";
 import { truncate } from "./utils.mjs";
 
 const TEST_SERVER_PORT = process.env.CI ? "2026" : "2024";
-const API_URL = `http://localhost:${TEST_SERVER_PORT}`;
+const API_URL = process.env.UPSTREAM_API_URL ?? `http://localhost:${TEST_SERVER_PORT}`; // graphx: set by the harness
 const client = new Client<any>({ apiUrl: API_URL });
 let server: ChildProcess | undefined;
 
@@ -66,7 +66,7 @@ const createSocketCollector = (socket: WebSocket) => {
 };
 
 beforeAll(async () => {
-  if (process.env.CI) {
+  if (process.env.UPSTREAM_SPAWN_PEER) { // graphx: the harness starts the server
     server = spawn(
       "tsx",
       ["./tests/utils.server.mts", "-c", "./graphs/langgraph.json"],
