@@ -31,6 +31,7 @@ import { RunEventStore } from './storage/runEventStore';
 import { registerUiRoutes } from './http/routes/uiRoutes';
 import { bundleUi } from './uiBundles';
 import { RunService } from './execution/runService';
+import { commandFields } from './execution/commandInput';
 import { ThreadStateService } from './execution/threadState';
 import { AssistantDirectory, assistantConfigOf } from './assistants';
 import { importAsApp } from './graphSchemas';
@@ -145,7 +146,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const appRequire = createRequire(path.join(appConfig.appDir, 'noop.js'));
   const metrics = new RuntimeMetrics();
   // The app's own Command class: LangGraph recognises a resume command by its class.
-  const appCommandClass = async () => ((await import(appRequire.resolve('@langchain/langgraph'))) as { Command: any }).Command;
+  // `goto` Sends in the API's `{node, input}` form become the app's own `Send` objects (commandInput.ts).
+  const appCommandClass = async () => {
+    const { Command, Send } = (await import(appRequire.resolve('@langchain/langgraph'))) as { Command: any; Send: any };
+    return function AppCommand(fields: Record<string, unknown>) {
+      return new Command(commandFields(fields, Send));
+    } as unknown as new (fields: Record<string, unknown>) => unknown;
+  };
   const runService = new RunService({
     assistants,
     threads,

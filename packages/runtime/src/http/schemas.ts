@@ -5,6 +5,7 @@
 import Joi from 'joi';
 import { isTimezone, scheduleError } from '../execution/cronSchedule';
 import { API_STREAM_MODES } from '../execution/graphStream';
+import { EXTRACT_PATH, THREAD_FIELDS } from './threadProjection';
 
 const uuid = Joi.string().guid();
 const jsonObject = Joi.object().unknown(true);
@@ -97,8 +98,14 @@ const searchFields = {
   ids: Joi.array().items(uuid),
   limit: Joi.number().integer().min(1).max(1000).default(10),
   offset: Joi.number().integer().min(0).default(0),
-  sort_by: Joi.string().valid('thread_id', 'status', 'created_at', 'updated_at').default('created_at'),
+  sort_by: Joi.string().valid('thread_id', 'status', 'created_at', 'updated_at', 'state_updated_at').default('created_at'),
   sort_order: Joi.string().valid('asc', 'desc').default('desc'),
+  select: Joi.array()
+    .items(Joi.string().valid(...THREAD_FIELDS))
+    .min(1),
+  extract: Joi.object()
+    .pattern(Joi.string().pattern(/^\w+$/), Joi.string().pattern(EXTRACT_PATH, 'path like values.messages[-1]'))
+    .max(10),
 };
 
 // `.default()` (no argument) builds the default from the fields' own defaults: an empty body still gets sort_by & co.
@@ -120,6 +127,11 @@ const jsonObjectText = Joi.string().custom((text: string, helpers) => {
 
 export const threadSearchQuery = Joi.object({
   ...searchFields,
+  select: Joi.array()
+    .items(Joi.string().valid(...THREAD_FIELDS))
+    .min(1)
+    .single()
+    .custom((fields: string[]) => fields.flatMap((field) => field.split(','))),
   metadata: jsonObjectText,
   values: jsonObjectText,
   ids: Joi.string().custom((text: string, helpers) => {

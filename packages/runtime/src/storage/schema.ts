@@ -25,6 +25,8 @@ const STATEMENTS = [
      ADD COLUMN IF NOT EXISTS cancel_action text`,
   `COMMENT ON COLUMN graphx_threads.busy_owner IS 'Runtime process running busy_run_id; its heartbeat pushes lease_expires_at'`,
   `COMMENT ON COLUMN graphx_threads.cancel_action IS 'interrupt or rollback, asked of the busy run by another request'`,
+  `ALTER TABLE graphx_threads ADD COLUMN IF NOT EXISTS state_updated_at timestamptz`,
+  `COMMENT ON COLUMN graphx_threads.state_updated_at IS 'When the values last changed (a run or a state update): sort_by state_updated_at'`,
   `CREATE INDEX IF NOT EXISTS graphx_threads_busy_run ON graphx_threads (busy_run_id) WHERE busy_run_id IS NOT NULL`,
   `CREATE INDEX IF NOT EXISTS graphx_threads_metadata ON graphx_threads USING gin (metadata jsonb_path_ops)`,
   `CREATE INDEX IF NOT EXISTS graphx_threads_created ON graphx_threads (created_at DESC)`,

@@ -27,7 +27,7 @@ export interface ThreadQuery {
   ids?: string[];
   limit: number;
   offset: number;
-  sortBy: 'thread_id' | 'status' | 'created_at' | 'updated_at';
+  sortBy: 'thread_id' | 'status' | 'created_at' | 'updated_at' | 'state_updated_at';
   sortOrder: 'asc' | 'desc';
 }
 
@@ -126,7 +126,7 @@ export class ThreadStore {
     // sortBy and sortOrder are validated enums, so interpolating them is safe.
     const result = await this.pool.query(
       `SELECT ${COLUMNS}, count(*) OVER () AS total FROM graphx_threads WHERE ${where}
-        ORDER BY ${query.sortBy} ${query.sortOrder}, thread_id LIMIT ${query.limit} OFFSET ${query.offset}`,
+        ORDER BY ${query.sortBy} ${query.sortOrder} NULLS LAST, thread_id LIMIT ${query.limit} OFFSET ${query.offset}`,
       params,
     );
     return { threads: result.rows.map(toThread), total: Number(result.rows[0]?.total ?? 0) };
@@ -187,7 +187,8 @@ export class ThreadStore {
   /** Stores the thread's values and interrupts after a state update made outside a run. */
   async setState(threadId: string, valuesJson: string, interrupts: Record<string, unknown>, status: ThreadStatus): Promise<void> {
     await this.pool.query(
-      `UPDATE graphx_threads SET "values" = $2::jsonb, interrupts = $3, status = $4, updated_at = now() WHERE thread_id = $1`,
+      `UPDATE graphx_threads SET "values" = $2::jsonb, interrupts = $3, status = $4, updated_at = now(), state_updated_at = now()
+        WHERE thread_id = $1`,
       [threadId, valuesJson, JSON.stringify(interrupts), status],
     );
   }

@@ -289,6 +289,38 @@ test('a client that disconnects cancels its run with on_disconnect cancel', asyn
   expect((await client.runs.list(thread.thread_id))[0]?.status).toBe('interrupted');
 });
 
+test('thread search: select keeps the named fields, extract answers paths under extracted, sort_by state_updated_at', async () => {
+  const first = await client.threads.create({ metadata: { suite: 'projection' } });
+  const second = await client.threads.create({ metadata: { suite: 'projection' } });
+  await client.runs.wait(second.thread_id, 'agent', { input: hi });
+  await client.runs.wait(first.thread_id, 'agent', { input: { messages: [{ role: 'user', content: 'later' }] } });
+  const response = await post('/threads/search', {
+    metadata: { suite: 'projection' },
+    select: ['thread_id', 'status'],
+    extract: { last: 'values.messages[-1].content', first: 'values.messages[0].content', missing: 'values.nothing[3]' },
+    sort_by: 'state_updated_at',
+    sort_order: 'desc',
+  });
+  expect(response.status).toBe(200);
+  expect(await response.json()).toEqual([
+    { thread_id: first.thread_id, status: 'idle', extracted: { last: 'ok', first: 'later', missing: null } },
+    { thread_id: second.thread_id, status: 'idle', extracted: { last: 'ok', first: 'hi', missing: null } },
+  ]);
+  const bad = await post('/threads/search', { select: ['secrets'], extract: { a: 'values; DROP' } });
+  expect(bad.status).toBe(422);
+});
+
+test('command.goto with a Send in the API form ({node, input}) runs that node with that input', async () => {
+  const thread = await client.threads.create();
+  const result = await post(`/threads/${thread.thread_id}/runs/wait`, {
+    assistant_id: 'agent',
+    command: { goto: { node: 'agent', input: { messages: [{ role: 'user', content: 'sent' }] } } },
+  });
+  expect(result.status).toBe(200);
+  const values = (await result.json()) as { messages: Array<{ content: string }> };
+  expect(values.messages.map((message) => message.content)).toContain('echo: sent');
+});
+
 test('threadless runs are persisted as run records without leaving a thread behind', async () => {
   const before = await client.threads.count();
   const events = await collect(client.runs.stream(null, 'agent', { input: hi, streamMode: 'updates' }));

@@ -21,6 +21,7 @@ import {
 } from '../schemas';
 import type { RunStatus } from '../../storage/runStore';
 import { filterFor, type RuntimeServices } from './context';
+import { projectThread } from '../threadProjection';
 
 const threadIdOf = (ctx: Koa.Context) => validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path').threadId;
 
@@ -33,7 +34,10 @@ export function registerThreadRoutes(router: Router, services: RuntimeServices):
     const { threads: page, total } = await threads.search(input, filter);
     ctx.set('X-Pagination-Total', String(total));
     if (input.offset + page.length < total) ctx.set('X-Pagination-Next', String(input.offset + page.length));
-    ctx.body = page;
+    ctx.body =
+      input.select || input.extract
+        ? page.map((thread) => projectThread(thread as unknown as Record<string, unknown>, input.select, input.extract))
+        : page;
   };
 
   // `supersteps` fill the new thread's history through its graph (`metadata.graph_id`), a `threads:update` of it.

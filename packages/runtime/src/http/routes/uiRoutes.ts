@@ -11,6 +11,12 @@ import { NotFoundError } from '@graphx/kit/errors';
 import { validatePart } from '@graphx/kit/http/validation';
 import type { UiFile } from '../../uiBundles';
 
+/** A path prefix from X-Forwarded-Prefix (`/name`, no trailing slash), or '' when absent or not a plain path. */
+function forwardedPrefix(header: string): string {
+  const prefix = header.trim().replace(/\/+$/, '');
+  return /^(\/[A-Za-z0-9._~-]+)+$/.test(prefix) ? prefix : '';
+}
+
 const uiBody = Joi.object({ name: Joi.string().required() }).unknown(true);
 
 export function registerUiRoutes(router: Router, bundles: ReadonlyMap<string, UiFile[]>): void {
@@ -21,8 +27,11 @@ export function registerUiRoutes(router: Router, bundles: ReadonlyMap<string, Ui
     if (!files?.length) throw new NotFoundError(`UI not found for agent "${agent}".`);
     const host = ctx.get('host');
     const isHost = (needle: string) => host === needle || host.startsWith(`${needle}:`);
+    // Behind the gateway the app lives under the deployment's path, which the gateway strips and names in
+    // X-Forwarded-Prefix: the bundle's URLs keep it, or the browser would ask the gateway's root for them.
+    const prefix = forwardedPrefix(ctx.get('x-forwarded-prefix'));
     // Protocol-relative behind a proxy (the page's own scheme); plain http on a local dev server, as the anchor.
-    const origin = `${isHost('localhost') || isHost('127.0.0.1') ? 'http:' : ''}//${host}/ui/${encodeURIComponent(agent)}`;
+    const origin = `${isHost('localhost') || isHost('127.0.0.1') ? 'http:' : ''}//${host}${prefix}/ui/${encodeURIComponent(agent)}`;
     const html = files
       .filter((file) => path.extname(file.basename) === '.css')
       .map((css) => `<link rel="stylesheet" href="${origin}/${css.basename}" />`);
