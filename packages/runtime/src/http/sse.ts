@@ -13,8 +13,9 @@ import { logger } from '@graphx/kit/logger';
 
 /** One SSE frame (with its `id:` line when the event has one). JSON never contains a raw newline: one data line. */
 export function sseFrame(event: StreamEvent & { id?: string }): string {
+  // The order of the reference's frames (reference/peer-sse-samples.md): event, data, then id.
   const id = event.id === undefined ? '' : `id: ${event.id}\n`;
-  return `${id}event: ${event.event}\ndata: ${toWireJson(event.data)}\n\n`;
+  return `event: ${event.event}\ndata: ${toWireJson(event.data)}\n${id}\n`;
 }
 
 // Proxies drop connections idle for long (often 30-60 s); a comment line every few seconds of silence keeps a quiet

@@ -41,12 +41,14 @@ export function isChannel(channel: unknown): channel is string {
 /** The wire event of a kept row; null for a row that is not a protocol event (a legacy run's, a run's end mark). */
 export function wireEventOf(row: StoredRunEvent): WireEvent | null {
   if (!row.event.startsWith(PROTOCOL_EVENT_PREFIX)) return null;
+  // The database keeps JSON as jsonb, which reorders keys: the params go out in the protocol's order again.
+  const { namespace, timestamp, node, data } = row.data as ProtocolParams;
   return {
     type: 'event',
     event_id: row.id,
     seq: Number(row.id),
     method: row.event.slice(PROTOCOL_EVENT_PREFIX.length),
-    params: row.data as ProtocolParams,
+    params: { namespace, timestamp, ...(node !== undefined ? { node } : {}), data },
   };
 }
 
