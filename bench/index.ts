@@ -1,25 +1,44 @@
 /**
  * `npm run bench`: every benchmark in turn, printing figures (nothing is asserted).
  * `BENCH_ONLY=runtime`, `BENCH_ONLY=pipeline` or `BENCH_ONLY=controlplane` runs one; `BENCH_ONLY=runtime-background`
- * runs only the background-run and join-stream part of bench/runtime.
+ * runs only the background-run and join-stream part of bench/runtime, `BENCH_ONLY=runtime-protocol` the legacy vs
+ * protocol-v2 thread-run part.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { testPostgres } from '../test/support/testPostgres';
 import { benchControlPlane } from './controlplane';
 import { benchPipeline } from './pipeline';
 import { benchRuntime } from './runtime';
 import { benchRuntimeBackground } from './runtimeBackground';
+import { benchRuntimeProtocol } from './runtimeProtocol';
 
 const benchmarks: Array<[string, string, () => Promise<void>]> = [
   ['runtime', 'agent-server runs (graphx runtime vs LangGraph JS dev server vs bare HTTP)', benchRuntime],
+  ['runtime-protocol', 'thread runs, legacy stream vs protocol v2 (also part of bench/runtime)', () => benchRuntimeProtocol()],
   ['runtime-background', 'background runs and join streams only (also part of bench/runtime)', () => benchRuntimeBackground()],
   ['controlplane', 'the reads CI polls (GET /ok, deployment, revision, revisions) vs a bare Koa + pg lookup', benchControlPlane],
   ['pipeline', 'create→DEPLOYED of a small LangGraph.js repository, and the orchestration overhead', benchPipeline],
 ];
 
 async function main(): Promise<void> {
-  for (const [name, title, run] of benchmarks) {
-    if (process.env.BENCH_ONLY && process.env.BENCH_ONLY !== name) continue;
-    console.log(`\n== bench/${name}: ${title}`);
-    await run();
+  // As `npm test`: the machine's PostgreSQL at 127.0.0.1:5432 when it answers, else an embedded one for this run.
+  let embedded: Awaited<ReturnType<typeof testPostgres>>['embedded'] = null;
+  if (!process.env.GRAPHX_BENCH_PG_ADMIN_URL) {
+    const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-bench-'));
+    const found = await testPostgres('postgres://postgres@127.0.0.1:5432/postgres', runDir);
+    embedded = found.embedded;
+    process.env.GRAPHX_BENCH_PG_ADMIN_URL = found.adminUrl;
+  }
+  try {
+    for (const [name, title, run] of benchmarks) {
+      if (process.env.BENCH_ONLY && process.env.BENCH_ONLY !== name) continue;
+      console.log(`\n== bench/${name}: ${title}`);
+      await run();
+    }
+  } finally {
+    await embedded?.stop();
   }
 }
 
