@@ -59,6 +59,7 @@ import { createTrackedPostgresSaver } from './storage/trackedCheckpointer';
 import { packageModuleKind } from './typeScriptModules';
 import { ThreadLeases } from './storage/threadLeases';
 import { ThreadStore } from './storage/threadStore';
+import { threadStorage } from './storage/threadStorage';
 import { createLongTermStore } from './storage/longTermStore';
 import { survivePoolConnectionLoss } from './storage/idleConnections';
 import { poolSmallRandomValues } from './randomPool';
@@ -235,6 +236,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       },
       metadata: {},
     },
+    threadStorage: (threadId) => threadStorage(pool, threadId),
     checkDatabase: async () => {
       await pool.query('SELECT 1');
     },

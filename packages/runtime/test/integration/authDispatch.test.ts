@@ -139,6 +139,7 @@ const TABLE: Record<string, Entry> = {
   'DELETE /threads/:threadId': dispatches(['threads:delete'], async () => ({ path: `/threads/${await newThread()}` })),
   'GET /threads/:threadId/runs': dispatches(['threads:read'], (i) => ({ path: `/threads/${i.threadId}/runs` })),
   'GET /threads/:threadId/state': dispatches(['threads:read'], (i) => ({ path: `/threads/${i.threadId}/state` })),
+  'GET /threads/:threadId/storage': dispatches(['threads:read'], (i) => ({ path: `/threads/${i.threadId}/storage` })),
   'GET /threads/:threadId/state/:checkpointId': dispatches(['threads:read'], (i) => ({
     path: `/threads/${i.threadId}/state/${i.checkpointId}`,
   })),

@@ -100,6 +100,25 @@ test('/runs/wait queued behind a run longer than the enqueue wait still answers 
   expect((await first).status).toBe(200);
 });
 
+test('GET /threads/{id}/storage counts the bytes of the checkpoints, per channel, and the writes; they grow with a run', async () => {
+  const thread = await client.threads.create();
+  const storage = async () => (await (await fetch(`${runtime.url}/threads/${thread.thread_id}/storage`)).json()) as any;
+  const empty = await storage();
+  expect(empty).toEqual({
+    thread_id: thread.thread_id,
+    checkpoints: { count: 0, bytes: 0 },
+    channel_values: { bytes: 0, channels: {} },
+    pending_writes: { count: 0, bytes: 0 },
+    total_bytes: 0,
+  });
+  await post(`/threads/${thread.thread_id}/runs/wait`, { assistant_id: 'agent', input: hi });
+  const used = await storage();
+  expect(used.checkpoints.count).toBeGreaterThanOrEqual(3);
+  expect(used.channel_values.channels.messages).toBeGreaterThan(0);
+  expect(used.total_bytes).toBe(used.checkpoints.bytes + used.channel_values.bytes + used.pending_writes.bytes);
+  expect((await fetch(`${runtime.url}/threads/00000000-0000-4000-8000-000000000000/storage`)).status).toBe(404);
+});
+
 test('/ok?check_db=1 answers 503 with detail once the database is gone, while /ok stays 200', async () => {
   expect((await fetch(`${runtime.url}/ok?check_db=1`)).status).toBe(200);
   await database.drop();

@@ -218,6 +218,7 @@ describe("every route that names user1's thread, run or cron refuses user2", () 
     ['PATCH', 'thread', () => `/threads/${t1}`, () => ({ metadata: { owner: 'user2' } })],
     ['DELETE', 'thread', () => `/threads/${t1}`],
     ['GET', 'state', () => `/threads/${t1}/state`],
+    ['GET', 'storage', () => `/threads/${t1}/storage`],
     ['GET', 'state at a checkpoint', () => `/threads/${t1}/state/${t1Checkpoint}`],
     [
       'POST',
