@@ -33,6 +33,8 @@ import { bundleUi } from './uiBundles';
 import { RunService } from './execution/runService';
 import { commandFields } from './execution/commandInput';
 import { ThreadStateService } from './execution/threadState';
+import { ThreadService } from './execution/threadService';
+import { TtlSweeper } from './execution/ttlSweeper';
 import { AssistantDirectory, assistantConfigOf } from './assistants';
 import { importAsApp } from './graphSchemas';
 import { GraphRegistry } from './graphs';
@@ -243,6 +245,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     metrics,
   };
 
+  const threadService = new ThreadService(services);
+  const ttlSweeper = new TtlSweeper({
+    threads,
+    deleteThread: (threadId) => threadService.delete(threadId, {}),
+    pruneCheckpoints: services.pruneCheckpoints,
+    intervalMs: tuning.ttlSweepMs,
+  });
+
   const router = new Router();
   registerRuntimeRoutes(router, services);
   registerUiRoutes(router, uiBundles);
@@ -277,6 +287,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   shipper?.kick();
   backgroundRuns.kick();
   cronScheduler.kick();
+  ttlSweeper.start();
   logger.info({ port, graphs: appConfig.graphs.map((graph) => graph.graphId), customAuth: Boolean(appAuth) }, 'runtime serving');
 
   let stopping: Promise<void> | null = null;
@@ -292,6 +303,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       const failures: unknown[] = [];
       const closers: Array<[string, () => Promise<unknown> | undefined]> = [
         ['cron scheduler', () => cronScheduler.close()],
+        ['thread TTL sweeper', () => ttlSweeper.close()],
         ['background runs', () => backgroundRuns.close()],
         ['run coordinator', () => coordinator.close()],
         ['run recorder', () => recorder.close()],

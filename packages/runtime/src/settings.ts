@@ -51,6 +51,8 @@ export interface RunTuning {
   webhookDestinations: 'public' | 'private' | 'any';
   /** How often each instance looks for due crons (a tick fires at most this late). */
   cronPollMs: number;
+  /** How often expired thread TTLs are looked for. */
+  ttlSweepMs: number;
 }
 
 const tuningSchema = Joi.object({
@@ -59,13 +61,14 @@ const tuningSchema = Joi.object({
   GRAPHX_RUNTIME_BACKGROUND_CONCURRENCY: Joi.number().integer().min(1).max(1000).empty('').default(10),
   GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS: Joi.string().valid('public', 'private', 'any').empty('').default('public'),
   GRAPHX_RUNTIME_CRON_POLL_MS: Joi.number().integer().min(50).max(60_000).empty('').default(1000),
+  GRAPHX_RUNTIME_TTL_SWEEP_MS: Joi.number().integer().min(50).max(3_600_000).empty('').default(60_000),
 }).unknown(true);
 
 /**
  * `GRAPHX_RUNTIME_LEASE_MS` (default 30 s), `GRAPHX_RUNTIME_ENQUEUE_WAIT_MS` (default 120 s),
  * `GRAPHX_RUNTIME_BACKGROUND_CONCURRENCY` (default 10), `GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS` (`public`: only
  * public addresses; `private`: also private ranges; `any`: loopback too, for development) and
- * `GRAPHX_RUNTIME_CRON_POLL_MS` (default 1 s).
+ * `GRAPHX_RUNTIME_CRON_POLL_MS` (default 1 s), `GRAPHX_RUNTIME_TTL_SWEEP_MS` (default 60 s).
  * @throws ConfigError for a value out of range.
  */
 export function runTuningFromEnv(env: NodeJS.ProcessEnv = process.env): RunTuning {
@@ -77,6 +80,7 @@ export function runTuningFromEnv(env: NodeJS.ProcessEnv = process.env): RunTunin
     backgroundConcurrency: value.GRAPHX_RUNTIME_BACKGROUND_CONCURRENCY,
     webhookDestinations: value.GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS,
     cronPollMs: value.GRAPHX_RUNTIME_CRON_POLL_MS,
+    ttlSweepMs: value.GRAPHX_RUNTIME_TTL_SWEEP_MS,
   };
 }
 

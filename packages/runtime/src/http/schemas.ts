@@ -75,8 +75,15 @@ const superstep = Joi.object({
     .required(),
 });
 
+/** A thread's time to live: `ttl` minutes after its last run, then `strategy` (the Python server's). */
+const threadTtl = Joi.object({
+  strategy: Joi.string().valid('delete', 'keep_latest').default('delete'),
+  ttl: Joi.number().greater(0).max(5_256_000).required(),
+}).unknown(true);
+
 export const threadCreateBody = Joi.object({
   thread_id: uuid,
+  ttl: threadTtl.allow(null),
   metadata: jsonObject.allow(null).default({}),
   if_exists: Joi.string().valid('raise', 'do_nothing').default('raise'),
   supersteps: Joi.array().items(superstep).allow(null),
@@ -89,7 +96,12 @@ export const threadPruneBody = Joi.object({
   strategy: Joi.string().valid('delete', 'keep_latest').default('delete'),
 }).unknown(true);
 
-export const threadPatchBody = Joi.object({ metadata: jsonObject.required() }).unknown(true);
+export const threadPatchBody = Joi.object({ metadata: jsonObject, ttl: threadTtl.allow(null) })
+  .unknown(true)
+  .or('metadata', 'ttl');
+export const threadGetQuery = Joi.object({ include: Joi.alternatives(Joi.string(), Joi.array().items(Joi.string())) }).unknown(
+  true,
+);
 
 const searchFields = {
   metadata: jsonObject.allow(null),

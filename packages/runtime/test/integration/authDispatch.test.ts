@@ -253,6 +253,19 @@ const TABLE: Record<string, Entry> = {
     return { path: `/runs/crons/${cron.cron_id}` };
   }),
 
+  // A2A: the assistant is read first; a message is a run on its context (thread), answered as the task it became.
+  'POST /a2a/:assistantId': dispatches(['assistants:read', 'threads:create_run', 'threads:read'], () => ({
+    path: '/a2a/agent',
+    body: {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'message/send',
+      params: { message: { role: 'user', messageId: 'm-1', parts: [{ kind: 'text', text: 'hi' }] } },
+    },
+  })),
+  'GET /a2a/:assistantId/.well-known/agent-card.json': dispatches(['assistants:read'], () => ({
+    path: '/a2a/agent/.well-known/agent-card.json',
+  })),
   'POST /mcp': dispatches(['assistants:search'], () => ({
     path: '/mcp',
     body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },

@@ -19,7 +19,11 @@ const post = (path: string, body: unknown) =>
 beforeAll(async () => {
   database = await createTestDatabase('pysem');
   // A short enqueue wait: a queued /runs/wait must not depend on it (the Python server queues without a bound).
-  runtime = await startDevRuntime('runtime-echo', database.url, { GRAPHX_RUNTIME_ENQUEUE_WAIT_MS: '1000' });
+  runtime = await startDevRuntime('runtime-echo', database.url, {
+    GRAPHX_RUNTIME_ENQUEUE_WAIT_MS: '1000',
+    // Thread TTLs are swept often here, so a TTL of a second shows within the test.
+    GRAPHX_RUNTIME_TTL_SWEEP_MS: '200',
+  });
   client = new Client({ apiUrl: runtime.url, apiKey: null });
 });
 
@@ -117,6 +121,44 @@ test('GET /threads/{id}/storage counts the bytes of the checkpoints, per channel
   expect(used.channel_values.channels.messages).toBeGreaterThan(0);
   expect(used.total_bytes).toBe(used.checkpoints.bytes + used.channel_values.bytes + used.pending_writes.bytes);
   expect((await fetch(`${runtime.url}/threads/00000000-0000-4000-8000-000000000000/storage`)).status).toBe(404);
+});
+
+test('thread TTLs: delete removes the thread once its minutes pass after its last run; keep_latest keeps only the newest checkpoint', async () => {
+  const ttl = { strategy: 'delete', ttl: 1.5 / 60 }; // 1.5 s
+  const created = await post('/threads', { ttl });
+  const thread = (await created.json()) as { thread_id: string };
+  const shown = (await (await fetch(`${runtime.url}/threads/${thread.thread_id}?include=ttl`)).json()) as any;
+  expect(shown.ttl).toEqual({ strategy: 'delete', ttl_minutes: ttl.ttl, expires_at: expect.any(String) });
+  // A run pushes the expiry back: the thread outlives its first deadline.
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  await post(`/threads/${thread.thread_id}/runs/wait`, { assistant_id: 'agent', input: hi });
+  await new Promise((resolve) => setTimeout(resolve, 800));
+  expect((await fetch(`${runtime.url}/threads/${thread.thread_id}`)).status).toBe(200);
+  await waitFor(
+    'the thread to expire',
+    async () => (await fetch(`${runtime.url}/threads/${thread.thread_id}`)).status === 404,
+    10_000,
+    100,
+  );
+
+  const kept = await client.threads.create();
+  await post(`/threads/${kept.thread_id}/runs/wait`, { assistant_id: 'agent', input: hi });
+  expect((await client.threads.getHistory(kept.thread_id, { limit: 50 })).length).toBeGreaterThan(1);
+  // A ttl-only PATCH (the Python server's) sets it on an existing thread.
+  const patched = await fetch(`${runtime.url}/threads/${kept.thread_id}`, {
+    method: 'PATCH',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ttl: { strategy: 'keep_latest', ttl: 0.5 / 60 } }),
+  });
+  expect(patched.status).toBe(200);
+  await waitFor(
+    'the old checkpoints to be pruned',
+    async () => (await client.threads.getHistory(kept.thread_id, { limit: 50 })).length === 1,
+    10_000,
+    100,
+  );
+  expect((await client.threads.getState<{ messages: unknown[] }>(kept.thread_id)).values.messages).toHaveLength(3);
+  expect((await post('/threads', { ttl: { ttl: -1 } })).status).toBe(422);
 });
 
 test('/ok?check_db=1 answers 503 with detail once the database is gone, while /ok stays 200', async () => {

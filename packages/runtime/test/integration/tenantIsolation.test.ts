@@ -283,6 +283,17 @@ describe("every route that names user1's thread, run or cron refuses user2", () 
     ['GET', "user1's run under user2's own thread", () => `/threads/${t2}/runs/${t1Run}`],
     ['POST', 'bulk cancel on the thread', () => '/runs/cancel', () => ({ thread_id: t1, status: 'all' })],
     ['POST', 'bulk cancel of the run', () => '/runs/cancel', () => ({ run_ids: [t1Run] })],
+    [
+      'POST',
+      'A2A message on the thread as its context',
+      () => '/a2a/agent',
+      () => ({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'message/send',
+        params: { message: { role: 'user', messageId: 'm', contextId: t1, parts: [{ kind: 'text', text: 'x' }] } },
+      }),
+    ],
     ['GET', 'cron', () => `/runs/crons/${cronOfT1}`],
     ['PATCH', 'cron', () => `/runs/crons/${cronOfT1}`, () => ({ enabled: false })],
     ['DELETE', 'cron', () => `/runs/crons/${cronOfT1}`],
@@ -294,6 +305,11 @@ describe("every route that names user1's thread, run or cron refuses user2", () 
     const before = await t1AsUser1();
     expectRefused(await asUser2(method, path(), body()), 404);
     expect(await t1AsUser1()).toEqual(before);
+  });
+
+  test("A2A tasks/get of user1's run is task-not-found for user2", async () => {
+    const answer = await asUser2('POST', '/a2a/agent', { jsonrpc: '2.0', id: 7, method: 'tasks/get', params: { id: t1Run } });
+    expect(answer.json).toEqual({ jsonrpc: '2.0', id: 7, error: { code: -32001, message: `Task ${t1Run} not found.` } });
   });
 
   test("a WebSocket on user1's thread is refused at the handshake with 404", async () => {

@@ -1,5 +1,6 @@
 /** Every route of the agent-server API, registered on one router (tests walk its stack to reach each route). */
 import type Router from '@koa/router';
+import { registerA2aRoutes } from './a2aRoutes';
 import { registerAssistantGraphRoutes } from './assistantGraphRoutes';
 import { registerAssistantRoutes } from './assistantRoutes';
 import { registerBackgroundRunRoutes } from './backgroundRunRoutes';
@@ -30,4 +31,5 @@ export function registerRuntimeRoutes(router: Router, services: RuntimeServices)
   registerStoreRoutes(router, services, services.store);
   registerCronRoutes(router, services);
   registerMcpRoutes(router, services);
+  registerA2aRoutes(router, services);
 }

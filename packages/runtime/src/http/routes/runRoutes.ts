@@ -3,7 +3,7 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import { validatePart } from '@graphx/kit/http/validation';
 import type { AuthUser } from '../../auth/authUser';
-import type { ApiStreamMode, StreamEvent } from '../../execution/graphStream';
+import type { ApiStreamMode } from '../../execution/graphStream';
 import { followRun } from '../../execution/runFollower';
 import type { PreparedRun, RunRequest } from '../../execution/runService';
 import type { Run } from '../../storage/runStore';
