@@ -81,6 +81,9 @@ const TABLE: Record<string, Entry> = {
   'GET /ok': { kind: 'public', sample: { path: '/ok' } },
   'GET /info': { kind: 'public', sample: { path: '/info' } },
   'GET /metrics': { kind: 'public', sample: { path: '/metrics' } },
+  'GET /openapi.json': { kind: 'public', sample: { path: '/openapi.json' } },
+  'GET /docs': { kind: 'public', sample: { path: '/docs' } },
+  'GET /docs/assets/:file': { kind: 'public', sample: { path: '/docs/assets/swagger-initializer.js' } },
   'GET /ui/:agent/:basename': { kind: 'public', sample: { path: '/ui/agent/index.js' } },
   'POST /ui/:agent': {
     kind: 'authenticated',

@@ -161,6 +161,29 @@ test('thread TTLs: delete removes the thread once its minutes pass after its las
   expect((await post('/threads', { ttl: { ttl: -1 } })).status).toBe(422);
 });
 
+test('the agent server describes itself: /openapi.json names every route it answers, /docs renders it', async () => {
+  const document = (await (await fetch(`${runtime.url}/openapi.json`)).json()) as any;
+  expect(document.openapi).toBe('3.1.0');
+  for (const [path, method] of [
+    ['/threads/{threadId}/stream/events', 'post'],
+    ['/threads/{threadId}/commands', 'post'],
+    ['/threads/{threadId}/storage', 'get'],
+    ['/a2a/{assistantId}', 'post'],
+    ['/runs/stream', 'post'],
+  ]) {
+    expect(document.paths[path!][method!]).toMatchObject({ operationId: expect.any(String), tags: [expect.any(String)] });
+  }
+  expect(document.paths['/threads/{threadId}/runs/{runId}'].get.parameters.map((p: any) => p.name)).toEqual([
+    'threadId',
+    'runId',
+  ]);
+  const page = await fetch(`${runtime.url}/docs`);
+  expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+  expect(await page.text()).toContain('/docs/assets/swagger-ui-bundle.js');
+  expect((await fetch(`${runtime.url}/docs/assets/swagger-ui-bundle.js`)).status).toBe(200);
+  expect((await fetch(`${runtime.url}/docs/assets/../../package.json`)).status).toBe(404);
+});
+
 test('/ok?check_db=1 answers 503 with detail once the database is gone, while /ok stays 200', async () => {
   expect((await fetch(`${runtime.url}/ok?check_db=1`)).status).toBe(200);
   await database.drop();

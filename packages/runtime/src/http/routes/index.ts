@@ -6,6 +6,7 @@ import { registerAssistantRoutes } from './assistantRoutes';
 import { registerBackgroundRunRoutes } from './backgroundRunRoutes';
 import type { RuntimeServices } from './context';
 import { registerCronRoutes } from './cronRoutes';
+import { registerDocsRoutes } from './docsRoutes';
 import { registerMcpRoutes } from './mcpRoutes';
 import { registerMetaRoutes } from './metaRoutes';
 import { registerProtocolRoutes } from './protocolRoutes';
@@ -32,4 +33,5 @@ export function registerRuntimeRoutes(router: Router, services: RuntimeServices)
   registerCronRoutes(router, services);
   registerMcpRoutes(router, services);
   registerA2aRoutes(router, services);
+  registerDocsRoutes(router);
 }
