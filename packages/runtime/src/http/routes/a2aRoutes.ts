@@ -195,7 +195,8 @@ export function registerA2aRoutes(router: Router, services: RuntimeServices): vo
               yield { event: 'message', data: rpcError(id, -32603, (error as Error).message) };
             }
           },
-          false,
+          // Leaving stops only the stream: the task runs on (its run was started without the request's signal).
+          true,
         );
       } else if (body.method === 'tasks/get') {
         const taskId = typeof params.id === 'string' ? params.id : '';

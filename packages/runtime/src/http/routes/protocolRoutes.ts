@@ -67,7 +67,8 @@ export function registerProtocolRoutes(router: Router, services: RuntimeServices
         if (matchesFilter(eventFilter, event)) yield { id: event.event_id, event: event.method, data: event };
       }
     }
-    respondWithEvents(ctx, `/threads/${threadId}`, events, false, services.metrics.activeStreams);
+    // The follower never ends by itself: the client leaving stops it (no run is cancelled by that).
+    respondWithEvents(ctx, `/threads/${threadId}`, events, true, services.metrics.activeStreams);
     // A stream opened before its thread's first run sends nothing for a while: the client knows it is connected now.
     ctx.res.flushHeaders();
   };
