@@ -18,6 +18,8 @@ export function passUpgradeThroughApp(
   socket.on('error', () => socket.destroy());
   (req as unknown as Record<symbol, unknown>)[UPGRADE_KEY] = { req, socket, head };
   const res = new http.ServerResponse(req);
+  // The request log and metrics time a request until its response closes: for a socket, until the socket does.
+  socket.once('close', () => res.emit('close'));
   const chunks: Buffer[] = [];
   const toBuffer = (chunk: unknown) => (Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
   res.write = ((chunk: unknown) => {
