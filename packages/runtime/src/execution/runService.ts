@@ -49,6 +49,8 @@ export interface RunRequest {
   after_seconds?: number | null;
   /** When checkpoints are written (the library's `durability`): every step before the next (`sync`), beside it (`async`), or only at the end (`exit`). */
   durability?: 'sync' | 'async' | 'exit' | null;
+  /** A stateless run's temporary thread: deleted (none is kept, the default) or kept (`keep`: runs on a new thread). */
+  on_completion?: 'delete' | 'keep';
   /** Deprecated form of `durability`: false is `exit`, true `async`. */
   checkpoint_during?: boolean | null;
   /**

@@ -11,6 +11,7 @@ const ON_DISCONNECT = new Set<unknown>(['cancel', 'continue']);
 const MULTITASK = new Set<unknown>(['reject', 'rollback', 'interrupt', 'enqueue']);
 const IF_NOT_EXISTS = new Set<unknown>(['reject', 'create']);
 const DURABILITY = new Set<unknown>(['sync', 'async', 'exit', null]);
+const ON_COMPLETION = new Set<unknown>(['delete', 'keep']);
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -45,6 +46,7 @@ export function fastRunBody(body: unknown): Record<string, unknown> | null {
     optionalOf(MULTITASK, body.multitask_strategy) &&
     optionalOf(IF_NOT_EXISTS, body.if_not_exists) &&
     optionalOf(DURABILITY, body.durability) &&
+    optionalOf(ON_COMPLETION, body.on_completion) &&
     (body.checkpoint_during === undefined || body.checkpoint_during === null || typeof body.checkpoint_during === 'boolean') &&
     // Background-run, fork and breakpoint fields are left to Joi (a webhook URL needs checking).
     body.webhook === undefined &&

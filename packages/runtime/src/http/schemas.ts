@@ -61,6 +61,7 @@ export const runBody = Joi.object({
   interrupt_before: breakpoints,
   interrupt_after: breakpoints,
   durability: Joi.string().valid('sync', 'async', 'exit').allow(null),
+  on_completion: Joi.string().valid('delete', 'keep'),
   checkpoint_during: Joi.boolean().allow(null),
   /** Background runs: wait this long before the run may start. */
   after_seconds: Joi.number().min(0).max(31_536_000).allow(null),

@@ -184,6 +184,18 @@ test('the agent server describes itself: /openapi.json names every route it answ
   expect((await fetch(`${runtime.url}/docs/assets/../../package.json`)).status).toBe(404);
 });
 
+test('a stateless run with on_completion keep leaves its thread, with the run and its state; delete (the default) leaves none', async () => {
+  const before = await client.threads.count();
+  const kept = await post('/runs/wait', { assistant_id: 'agent', input: hi, on_completion: 'keep' });
+  expect(kept.status).toBe(200);
+  const location = kept.headers.get('content-location')!;
+  const [, threadId] = location.match(/^\/threads\/([0-9a-f-]{36})\/runs\/[0-9a-f-]{36}$/)!;
+  expect((await client.threads.getState<{ messages: unknown[] }>(threadId!)).values.messages).toHaveLength(3);
+  expect((await client.runs.list(threadId!)).map((run) => run.status)).toEqual(['success']);
+  await post('/runs/wait', { assistant_id: 'agent', input: hi });
+  expect(await client.threads.count()).toBe(before + 1);
+});
+
 test('/ok?check_db=1 answers 503 with detail once the database is gone, while /ok stays 200', async () => {
   expect((await fetch(`${runtime.url}/ok?check_db=1`)).status).toBe(200);
   await database.drop();

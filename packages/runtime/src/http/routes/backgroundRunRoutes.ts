@@ -25,7 +25,7 @@ import { respondWithEvents } from '../sse';
 import { filterFor, userOf, type RuntimeServices } from './context';
 import { withRequestHeaders } from '../requestHeaders';
 import { scopedToThread } from '../../execution/threadScope';
-import { readRunRequest, withStreamModes, type RawRunBody } from './runRoutes';
+import { readRunTarget, withStreamModes, type RawRunBody } from './runRoutes';
 
 const JOIN_TIMEOUT_MS = 24 * 3600_000;
 const runNotFound = (runId: string) => new NotFoundError(`Run ${runId} not found.`);
@@ -43,8 +43,8 @@ export function registerBackgroundRunRoutes(router: Router, services: RuntimeSer
   };
 
   const create = async (ctx: Koa.Context) => {
-    const threadId = ctx.params.threadId ? validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path').threadId : null;
-    const run = await backgroundRuns.create(userOf(ctx), threadId, readRunRequest(ctx, threadId));
+    const { threadId, request } = readRunTarget(ctx);
+    const run = await backgroundRuns.create(userOf(ctx), threadId, request);
     ctx.set('Content-Location', threadId ? `/threads/${threadId}/runs/${run.run_id}` : `/runs/${run.run_id}`);
     ctx.body = run;
   };

@@ -1,4 +1,5 @@
 /** Runs: streamed (SSE) or waited for, threadless or on a thread. */
+import crypto from 'node:crypto';
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import { validatePart } from '@graphx/kit/http/validation';
@@ -39,6 +40,17 @@ function threadIdOf(ctx: Koa.Context): string | null {
   return ctx.params.threadId ? validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path').threadId : null;
 }
 
+/**
+ * The thread a run request runs on and its body. A stateless run with `on_completion: keep` runs on a new thread that
+ * stays afterwards (the Python server keeps the temporary thread it made; `delete`, the default, leaves none).
+ */
+export function readRunTarget(ctx: Koa.Context): { threadId: string | null; request: RunRequest } {
+  const pathThreadId = threadIdOf(ctx);
+  const request = readRunRequest(ctx, pathThreadId);
+  if (pathThreadId || request.on_completion !== 'keep') return { threadId: pathThreadId, request };
+  return { threadId: crypto.randomUUID(), request: { ...request, if_not_exists: 'create' } };
+}
+
 export function registerRunRoutes(router: Router, services: RuntimeServices): void {
   const prepareOrQueue = (user: AuthUser | null, threadId: string | null, request: RunRequest) =>
     prepareRun(services, user, threadId, request);
@@ -60,8 +72,7 @@ export function registerRunRoutes(router: Router, services: RuntimeServices): vo
   }
 
   const stream = async (ctx: Koa.Context) => {
-    const threadId = threadIdOf(ctx);
-    const request = readRunRequest(ctx, threadId);
+    const { threadId, request } = readRunTarget(ctx);
     const { prepared, queued } = await prepareOrQueue(userOf(ctx), threadId, request);
     const runId = (prepared?.run ?? queued!).run_id;
     const location = threadId ? `/threads/${threadId}/runs/${runId}` : `/runs/${runId}`;
@@ -88,8 +99,9 @@ export function registerRunRoutes(router: Router, services: RuntimeServices): vo
   };
 
   const wait = async (ctx: Koa.Context) => {
-    const threadId = threadIdOf(ctx);
-    const request = { ...readRunRequest(ctx, threadId), stream_mode: ['values'] as ApiStreamMode[] };
+    const target = readRunTarget(ctx);
+    const threadId = target.threadId;
+    const request = { ...target.request, stream_mode: ['values'] as ApiStreamMode[] };
     const { prepared, queued } = await prepareOrQueue(userOf(ctx), threadId, request);
     const abort = new AbortController();
     const cancelOnDisconnect = request.on_disconnect === 'cancel';
