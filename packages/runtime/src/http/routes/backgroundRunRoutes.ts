@@ -18,7 +18,6 @@ import {
   joinStreamQuery,
   runBatchBody,
   runIdParams,
-  threadIdParams,
   threadRunParams,
 } from '../schemas';
 import { respondWithEvents } from '../sse';
