@@ -1,16 +1,20 @@
 /**
  * `npm run bench`: every benchmark in turn, printing figures (nothing is asserted).
- * `BENCH_ONLY=runtime`, `BENCH_ONLY=pipeline`, `BENCH_ONLY=controlplane` or `BENCH_ONLY=console` runs one; `BENCH_ONLY=runtime-background`
- * runs only the background-run and join-stream part of bench/runtime.
+ * `BENCH_ONLY=runtime`, `BENCH_ONLY=pipeline`, `BENCH_ONLY=controlplane` or `BENCH_ONLY=console` runs one;
+ * `BENCH_ONLY=runtime-background` runs only the background-run and join-stream part of bench/runtime,
+ * `BENCH_ONLY=runtime-protocol` the legacy vs protocol-v2 thread-run part.
  */
 import { benchConsole } from './console';
+import { benchAdminUrl } from './support';
 import { benchControlPlane } from './controlplane';
 import { benchPipeline } from './pipeline';
 import { benchRuntime } from './runtime';
 import { benchRuntimeBackground } from './runtimeBackground';
+import { benchRuntimeProtocol } from './runtimeProtocol';
 
 const benchmarks: Array<[string, string, () => Promise<void>]> = [
   ['runtime', 'agent-server runs (graphx runtime vs LangGraph JS dev server vs bare HTTP)', benchRuntime],
+  ['runtime-protocol', 'thread runs, legacy stream vs protocol v2 (also part of bench/runtime)', () => benchRuntimeProtocol()],
   ['runtime-background', 'background runs and join streams only (also part of bench/runtime)', () => benchRuntimeBackground()],
   ['controlplane', 'the reads CI polls (GET /ok, deployment, revision, revisions) vs a bare Koa + pg lookup', benchControlPlane],
   ['pipeline', 'create→DEPLOYED of a small LangGraph.js repository, and the orchestration overhead', benchPipeline],
@@ -18,6 +22,9 @@ const benchmarks: Array<[string, string, () => Promise<void>]> = [
 ];
 
 async function main(): Promise<void> {
+  // As `npm test`: the machine's PostgreSQL at 127.0.0.1:5432 when it answers, else an embedded one for this run.
+  process.env.GRAPHX_BENCH_PG_ADMIN_URL = await benchAdminUrl();
+  // benchAdminUrl's embedded PostgreSQL (if any) ends with the process.
   for (const [name, title, run] of benchmarks) {
     if (process.env.BENCH_ONLY && process.env.BENCH_ONLY !== name) continue;
     console.log(`\n== bench/${name}: ${title}`);

@@ -12,6 +12,7 @@ import { Client as PgClient } from 'pg';
 import { findFreePort } from '@graphx/kit/net/ports';
 import { benchRuntimeMemory } from './runtimeMemory';
 import { benchRuntimeBackground } from './runtimeBackground';
+import { benchRuntimeProtocol } from './runtimeProtocol';
 import { BODY, oneRun, peerServer, ROOT, startProcess, treeCpuMs, type Server } from './runtimeProcess';
 
 const APP_CONFIG = path.join(ROOT, 'test', 'fixtures', 'apps', 'runtime-echo', 'graphx.json');
@@ -105,13 +106,25 @@ export async function benchRuntime(): Promise<void> {
 
     console.log(`\nthreadless /runs/stream, updates mode, ${SECONDS_PER_POINT} s per point`);
     console.log('server                   clients   runs/s   p50 first byte ms   p50 whole run ms   server CPU ms/run');
+    const runsPerSecond = new Map<string, number>();
     for (const server of servers) {
       for (const clients of CONCURRENCY) {
         const result = await measure(server, clients);
+        runsPerSecond.set(`${server.name} ${clients}`, result.runsPerSecond);
         console.log(
           `${server.name.padEnd(24)} ${String(clients).padStart(7)} ${result.runsPerSecond.toFixed(1).padStart(8)} ${result.firstByteP50.toFixed(2).padStart(19)} ${result.totalP50.toFixed(2).padStart(18)} ${result.cpuPerRun.toFixed(2).padStart(19)}`,
         );
       }
+    }
+    // The issue's target, from this one run: graphx (one process) against the peer at each concurrency.
+    const peerName = servers.find((server) => server.name.startsWith('langgraphjs'))?.name;
+    if (peerName) {
+      const ratios = CONCURRENCY.map((clients) => {
+        const ratio =
+          (runsPerSecond.get(`${servers[0]!.name} ${clients}`) ?? NaN) / (runsPerSecond.get(`${peerName} ${clients}`) ?? NaN);
+        return `${clients} clients ${ratio.toFixed(1)}x`;
+      });
+      console.log(`\nruns/s of ${servers[0]!.name} over ${peerName}: ${ratios.join(', ')}`);
     }
     const persisted = new PgClient({ connectionString: databaseUri });
     await persisted.connect();
@@ -119,6 +132,7 @@ export async function benchRuntime(): Promise<void> {
     await persisted.end();
     console.log(`\nrun records persisted by graphx: ${count}`);
     for (const server of servers.splice(0)) await server.stop();
+    await benchRuntimeProtocol(databaseUri);
     await benchRuntimeBackground(databaseUri);
     await benchRuntimeMemory(databaseUri);
   } finally {

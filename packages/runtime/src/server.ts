@@ -16,6 +16,7 @@ import Router from '@koa/router';
 import { everyHttpMethod } from '@graphx/kit/http/router';
 import { requestIdMiddleware } from '@graphx/kit/http/requestId';
 import { ConfigError } from '@graphx/kit/errors';
+import { INSTANCE_ENV } from '@graphx/contract/instanceEnv';
 import { httpMetricsMiddleware } from '@graphx/kit/http/metrics';
 import { requestLogMiddleware } from '@graphx/kit/http/requestLog';
 import { logger } from '@graphx/kit/logger';
@@ -31,7 +32,10 @@ import { RunEventStore } from './storage/runEventStore';
 import { registerUiRoutes } from './http/routes/uiRoutes';
 import { bundleUi } from './uiBundles';
 import { RunService } from './execution/runService';
+import { commandFields } from './execution/commandInput';
 import { ThreadStateService } from './execution/threadState';
+import { ThreadService } from './execution/threadService';
+import { TtlSweeper } from './execution/ttlSweeper';
 import { AssistantDirectory, assistantConfigOf } from './assistants';
 import { importAsApp } from './graphSchemas';
 import { GraphRegistry } from './graphs';
@@ -42,6 +46,7 @@ import { bindLoopback } from './http/loopback';
 import { asFetchApp, customAppMiddleware, disabledRoutesMiddleware, type FetchApp } from './http/customApp';
 import type { RuntimeServices } from './http/routes/context';
 import { registerRuntimeRoutes } from './http/routes';
+import { passUpgradeThroughApp } from './http/upgrade';
 import { RuntimeMetrics } from './metrics';
 import { importExport } from './moduleLoader';
 import { RunRecorder } from './recording/runRecorder';
@@ -58,6 +63,7 @@ import { createTrackedPostgresSaver } from './storage/trackedCheckpointer';
 import { packageModuleKind } from './typeScriptModules';
 import { ThreadLeases } from './storage/threadLeases';
 import { ThreadStore } from './storage/threadStore';
+import { threadStorage } from './storage/threadStorage';
 import { createLongTermStore } from './storage/longTermStore';
 import { survivePoolConnectionLoss } from './storage/idleConnections';
 import { poolSmallRandomValues } from './randomPool';
@@ -147,7 +153,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const appRequire = createRequire(path.join(appConfig.appDir, 'noop.js'));
   const metrics = new RuntimeMetrics();
   // The app's own Command class: LangGraph recognises a resume command by its class.
-  const appCommandClass = async () => ((await import(appRequire.resolve('@langchain/langgraph'))) as { Command: any }).Command;
+  // `goto` Sends in the API's `{node, input}` form become the app's own `Send` objects (commandInput.ts).
+  const appCommandClass = async () => {
+    const { Command, Send } = (await import(appRequire.resolve('@langchain/langgraph'))) as { Command: any; Send: any };
+    return function AppCommand(fields: Record<string, unknown>) {
+      return new Command(commandFields(fields, Send));
+    } as unknown as new (fields: Record<string, unknown>) => unknown;
+  };
   const runService = new RunService({
     assistants,
     threads,
@@ -213,14 +225,37 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       await checkpointer.settled(threadId);
       await keepLatestCheckpoint(pool, threadId);
     },
+    // The Python server's shape (version, langgraph_py_version, flags, host, metadata), as LangSmith's clients read it,
+    // with the JS server's `langgraph_js_version`/`context` beside it: the graphs here are JavaScript.
     info: {
       version: '0.1.0',
+      langgraph_py_version: null,
       langgraph_js_version: packageVersion(appConfig.appDir, '@langchain/langgraph'),
       context: 'js',
-      flags: { assistants: true, crons: true, langsmith: false, graphx: true },
+      flags: { assistants: true, crons: true, langsmith: false, langsmith_tracing_replicas: false, graphx: true },
+      host: {
+        kind: 'self-hosted',
+        project_id: process.env[INSTANCE_ENV.deploymentId] ?? null,
+        host_revision_id: null,
+        revision_id: process.env[INSTANCE_ENV.revisionId] ?? null,
+        tenant_id: process.env[INSTANCE_ENV.tenantId] ?? null,
+      },
+      metadata: {},
+    },
+    threadStorage: (threadId) => threadStorage(pool, threadId),
+    checkDatabase: async () => {
+      await pool.query('SELECT 1');
     },
     metrics,
   };
+
+  const threadService = new ThreadService(services);
+  const ttlSweeper = new TtlSweeper({
+    threads,
+    deleteThread: (threadId) => threadService.delete(threadId, {}),
+    pruneCheckpoints: services.pruneCheckpoints,
+    intervalMs: tuning.ttlSweepMs,
+  });
 
   const router = new Router({ methods: everyHttpMethod() });
   registerRuntimeRoutes(router, services);
@@ -243,8 +278,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   app.use(router.routes());
   app.use(router.allowedMethods());
 
-  const server = http.createServer(app.callback());
+  const handler = app.callback();
+  const server = http.createServer(handler);
   answerClientErrorsWithJson(server);
+  server.on('upgrade', (req, socket, head) => passUpgradeThroughApp(handler, req, socket, head));
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -255,6 +292,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   shipper?.kick();
   backgroundRuns.kick();
   cronScheduler.kick();
+  ttlSweeper.start();
   logger.info({ port, graphs: appConfig.graphs.map((graph) => graph.graphId), customAuth: Boolean(appAuth) }, 'runtime serving');
 
   let stopping: Promise<void> | null = null;
@@ -270,6 +308,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       const failures: unknown[] = [];
       const closers: Array<[string, () => Promise<unknown> | undefined]> = [
         ['cron scheduler', () => cronScheduler.close()],
+        ['thread TTL sweeper', () => ttlSweeper.close()],
         ['background runs', () => backgroundRuns.close()],
         ['run coordinator', () => coordinator.close()],
         ['run recorder', () => recorder.close()],

@@ -53,6 +53,8 @@ export interface RunTuning {
   cronPollMs: number;
   /** The largest request body the app reads; a larger one is a 413 (HTTP_MAX_REQUEST_BODY_BYTES, as the anchor). */
   maxRequestBodyBytes: number;
+  /** How often expired thread TTLs are looked for. */
+  ttlSweepMs: number;
 }
 
 /** The Python Agent Server's default body limit (HTTP_MAX_REQUEST_BODY_BYTES, 300 MB), ours too. */
@@ -65,13 +67,15 @@ const tuningSchema = Joi.object({
   GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS: Joi.string().valid('public', 'private', 'any').empty('').default('public'),
   GRAPHX_RUNTIME_CRON_POLL_MS: Joi.number().integer().min(50).max(60_000).empty('').default(1000),
   HTTP_MAX_REQUEST_BODY_BYTES: Joi.number().integer().min(1024).empty('').default(DEFAULT_MAX_REQUEST_BODY_BYTES),
+  GRAPHX_RUNTIME_TTL_SWEEP_MS: Joi.number().integer().min(50).max(3_600_000).empty('').default(60_000),
 }).unknown(true);
 
 /**
  * `GRAPHX_RUNTIME_LEASE_MS` (default 30 s), `GRAPHX_RUNTIME_ENQUEUE_WAIT_MS` (default 120 s),
  * `GRAPHX_RUNTIME_BACKGROUND_CONCURRENCY` (default 10), `GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS` (`public`: only
  * public addresses; `private`: also private ranges; `any`: loopback too, for development) and
- * `GRAPHX_RUNTIME_CRON_POLL_MS` (default 1 s), and the anchor's `HTTP_MAX_REQUEST_BODY_BYTES` (default 300 MB).
+ * `GRAPHX_RUNTIME_CRON_POLL_MS` (default 1 s), `GRAPHX_RUNTIME_TTL_SWEEP_MS` (default 60 s), and the anchor's
+ * `HTTP_MAX_REQUEST_BODY_BYTES` (default 300 MB).
  * @throws ConfigError for a value out of range.
  */
 export function runTuningFromEnv(env: NodeJS.ProcessEnv = process.env): RunTuning {
@@ -84,6 +88,7 @@ export function runTuningFromEnv(env: NodeJS.ProcessEnv = process.env): RunTunin
     webhookDestinations: value.GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS,
     cronPollMs: value.GRAPHX_RUNTIME_CRON_POLL_MS,
     maxRequestBodyBytes: value.HTTP_MAX_REQUEST_BODY_BYTES,
+    ttlSweepMs: value.GRAPHX_RUNTIME_TTL_SWEEP_MS,
   };
 }
 

@@ -12,7 +12,7 @@ import type { AppAuth } from './appAuth';
 import { normaliseAuthResult, studioUser, type AuthUser, type RequestAuth } from './authUser';
 
 /** `/metrics` is for the operator's scraper on the instance port; the gateway does not forward it (gateway.ts). */
-const PUBLIC_PATHS = new Set(['/ok', '/info', '/metrics']);
+const PUBLIC_PATHS = new Set(['/ok', '/info', '/metrics', '/openapi.json', '/docs']);
 const STUDIO_SCHEME = 'graphx-studio';
 
 /** The Fetch `Request` custom `authenticate` handlers receive. */
@@ -44,7 +44,7 @@ async function verifiedKeyOwner(controlPlane: ControlPlaneClient | null, apiKey:
 }
 
 /**
- * Sets `ctx.state.auth` for every route except /ok, /info, /metrics and GET /ui/*.
+ * Sets `ctx.state.auth` for every route except /ok, /info, /metrics, /openapi.json, /docs (and its assets), GET /ui/*.
  * `devStudio` (graphx dev only): the debugging-UI user is admitted with the dev server's studio token instead.
  */
 export function authMiddleware(options: {
@@ -55,7 +55,11 @@ export function authMiddleware(options: {
   const { appAuth, controlPlane, devStudio } = options;
   return async (ctx, next) => {
     // Generative-UI bundles load through <script>/<link> tags, which send no credentials (as the anchor: GET /ui/*).
-    if (PUBLIC_PATHS.has(ctx.path) || (ctx.method === 'GET' && ctx.path.startsWith('/ui/'))) return next();
+    if (
+      PUBLIC_PATHS.has(ctx.path) ||
+      (ctx.method === 'GET' && (ctx.path.startsWith('/ui/') || ctx.path.startsWith('/docs/assets/')))
+    )
+      return next();
     let user: AuthUser | null = null;
     const apiKey = ctx.get('x-api-key');
     if (ctx.get('x-auth-scheme') === STUDIO_SCHEME && devStudio && !controlPlane) {

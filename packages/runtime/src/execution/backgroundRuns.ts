@@ -14,6 +14,7 @@ import type { RunCoordinator } from './runCoordinator';
 import type { RunEventStore } from '../storage/runEventStore';
 import type { RunEvents } from './runEvents';
 import { RunHandedOverError, type PreparedRun, type RunRequest, type RunService } from './runService';
+import { DEFAULT_MULTITASK_STRATEGY } from './threadClaim';
 
 export const FINISHED_STATUSES = new Set(['success', 'error', 'interrupted', 'timeout']);
 
@@ -86,7 +87,7 @@ export class BackgroundRuns {
       if (!thread) throw new NotFoundError(`Thread with ID ${threadId} not found.`);
       const active = await this.deps.queue.withStatus(threadId, ['pending', 'running']);
       const busyRunId = thread.status === 'busy' ? ((await this.busyRunOf(threadId)) ?? null) : null;
-      const strategy = request.multitask_strategy ?? 'reject';
+      const strategy = request.multitask_strategy ?? DEFAULT_MULTITASK_STRATEGY;
       if (strategy === 'reject' && (active.length > 0 || busyRunId)) {
         throw new ConflictError(`Thread ${threadId} is already running a task. Wait for it to finish.`);
       }

@@ -114,6 +114,7 @@ export async function* streamGraph(
     outputNeeded: boolean;
     interruptBefore?: '*' | string[];
     interruptAfter?: '*' | string[];
+    durability?: 'sync' | 'async' | 'exit';
   },
   outcome: GraphRunOutcome,
 ): AsyncGenerator<StreamEvent> {
@@ -127,6 +128,7 @@ export async function* streamGraph(
       signal: options.signal,
       ...(options.interruptBefore ? { interruptBefore: options.interruptBefore } : {}),
       ...(options.interruptAfter ? { interruptAfter: options.interruptAfter } : {}),
+      ...(options.durability ? { durability: options.durability } : {}),
     };
     const stream = wanted.has('events') ? withEvents(graph, input, streamOptions) : await graph.stream(input, streamOptions);
     for await (const item of stream) {

@@ -16,10 +16,11 @@ import type { RunRecorder } from '../recording/runRecorder';
 import type { Run, RunOwner, RunStore } from '../storage/runStore';
 import type { ThreadStatus, ThreadStore } from '../storage/threadStore';
 import type { RunCoordinator, StopReason } from './runCoordinator';
-import { claimThread, type ClaimLimits, type MultitaskStrategy } from './threadClaim';
+import { claimThread, DEFAULT_MULTITASK_STRATEGY, type ClaimLimits, type MultitaskStrategy } from './threadClaim';
 import { streamGraph, type ApiStreamMode, type GraphRunOutcome, type StreamEvent } from './graphStream';
 import { recordPayload } from '@graphx/contract/runRecord';
 import { toWireJson } from './serialize';
+import { protocolEvent, streamProtocol } from './protocolFrames';
 import { interruptsOf } from './threadState';
 import { threadConfigurable, type CheckpointRef } from './threadScope';
 
@@ -46,6 +47,25 @@ export interface RunRequest {
   interrupt_after?: '*' | string[] | null;
   /** A background run starts no earlier than this many seconds after its creation. */
   after_seconds?: number | null;
+  /** When checkpoints are written (the library's `durability`): every step before the next (`sync`), beside it (`async`), or only at the end (`exit`). */
+  durability?: 'sync' | 'async' | 'exit' | null;
+  /** A stateless run's temporary thread: deleted (none is kept, the default) or kept (`keep`: runs on a new thread). */
+  on_completion?: 'delete' | 'keep';
+  /** Deprecated form of `durability`: false is `exit`, true `async`. */
+  checkpoint_during?: boolean | null;
+  /**
+   * A protocol-v2 run (`run.start`): its events are protocol events (execution/protocolFrames.ts), whatever
+   * `stream_mode` says. Set by the server only; a client's body never carries it (readRunRequest drops it).
+   */
+  protocol?: boolean;
+}
+
+/** The library's `durability` a request asks for (undefined: the library's default, `async`). */
+export function durabilityOf(request: RunRequest): 'sync' | 'async' | 'exit' | undefined {
+  if (request.durability) return request.durability;
+  if (request.checkpoint_during === false) return 'exit';
+  if (request.checkpoint_during === true) return 'async';
+  return undefined;
 }
 
 export interface PreparedRun {
@@ -145,7 +165,7 @@ export class RunService {
       status: 'running',
       metadata: runMetadata,
       kwargs: request as unknown as Record<string, unknown>,
-      multitask_strategy: threadId ? (request.multitask_strategy ?? 'reject') : null,
+      multitask_strategy: threadId ? (request.multitask_strategy ?? DEFAULT_MULTITASK_STRATEGY) : null,
       created_at: now,
       updated_at: now,
     };
@@ -174,7 +194,7 @@ export class RunService {
           threadId,
           runId,
           // Not waiting: a busy thread is a ConflictError at once, whatever the strategy (the caller queues instead).
-          strategy: options.waitForThread ? (request.multitask_strategy ?? 'reject') : 'reject',
+          strategy: options.waitForThread ? (request.multitask_strategy ?? DEFAULT_MULTITASK_STRATEGY) : 'reject',
           filter,
           graphMetadata,
           createWithMetadata: request.if_not_exists === 'create' ? runMetadata : null,
@@ -259,12 +279,30 @@ export class RunService {
         subgraphs: Boolean(request.stream_subgraphs),
         interruptBefore: request.interrupt_before ?? undefined,
         interruptAfter: request.interrupt_after ?? undefined,
+        durability: durabilityOf(request),
       };
-      yield* streamGraph(graph, input, { ...options, outputNeeded: this.outputNeeded(run, request) }, outcome);
+      if (request.protocol) {
+        const protocolOptions = {
+          ...prepared.graphConfig,
+          signal,
+          ...(options.interruptBefore ? { interruptBefore: options.interruptBefore } : {}),
+          ...(options.interruptAfter ? { interruptAfter: options.interruptAfter } : {}),
+          ...(options.durability ? { durability: options.durability } : {}),
+        };
+        yield* streamProtocol(graph, input, protocolOptions, prepared.graph.spec.graphId, outcome);
+      } else {
+        yield* streamGraph(graph, input, { ...options, outputNeeded: this.outputNeeded(run, request) }, outcome);
+      }
     } catch (error) {
       outcome.status = 'error';
       outcome.error = { error: (error as Error).name || 'Error', message: (error as Error).message };
-      yield { event: 'error', data: outcome.error };
+      yield request.protocol
+        ? protocolEvent('lifecycle', [], {
+            event: 'failed',
+            graph_name: prepared.graph.spec.graphId,
+            error: outcome.error.message,
+          })
+        : { event: 'error', data: outcome.error };
     } finally {
       if (signal.aborted && outcome.status !== 'error') outcome.status = 'interrupted';
       tracked?.untrack();

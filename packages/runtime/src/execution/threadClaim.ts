@@ -11,6 +11,9 @@ import type { RunCoordinator } from './runCoordinator';
 
 export type MultitaskStrategy = 'reject' | 'interrupt' | 'rollback' | 'enqueue';
 
+/** The strategy of a run that names none: the Python server's (`enqueue`), not the JS dev server's (`reject`). */
+export const DEFAULT_MULTITASK_STRATEGY: MultitaskStrategy = 'enqueue';
+
 export interface ClaimLimits {
   /** Longest wait of an `enqueue` run for the thread. */
   enqueueWaitMs: number;

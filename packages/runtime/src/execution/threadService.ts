@@ -19,6 +19,10 @@ export interface ThreadSearchInput {
   offset: number;
   sort_by: ThreadQuery['sortBy'];
   sort_order: ThreadQuery['sortOrder'];
+  /** Fields each thread keeps in the answer (all when absent). */
+  select?: string[];
+  /** Alias → path into the thread, answered under `extracted` (http/threadProjection.ts). */
+  extract?: Record<string, string>;
 }
 
 export interface ThreadServiceDeps {

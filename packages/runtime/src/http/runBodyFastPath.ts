@@ -10,6 +10,8 @@ const STREAM_MODES = new Set<unknown>(API_STREAM_MODES);
 const ON_DISCONNECT = new Set<unknown>(['cancel', 'continue']);
 const MULTITASK = new Set<unknown>(['reject', 'rollback', 'interrupt', 'enqueue']);
 const IF_NOT_EXISTS = new Set<unknown>(['reject', 'create']);
+const DURABILITY = new Set<unknown>(['sync', 'async', 'exit', null]);
+const ON_COMPLETION = new Set<unknown>(['delete', 'keep']);
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -43,6 +45,9 @@ export function fastRunBody(body: unknown): Record<string, unknown> | null {
     optionalOf(ON_DISCONNECT, body.on_disconnect) &&
     optionalOf(MULTITASK, body.multitask_strategy) &&
     optionalOf(IF_NOT_EXISTS, body.if_not_exists) &&
+    optionalOf(DURABILITY, body.durability) &&
+    optionalOf(ON_COMPLETION, body.on_completion) &&
+    (body.checkpoint_during === undefined || body.checkpoint_during === null || typeof body.checkpoint_during === 'boolean') &&
     // Background-run, fork and breakpoint fields are left to Joi (a webhook URL needs checking).
     body.webhook === undefined &&
     body.checkpoint === undefined &&
@@ -51,5 +56,5 @@ export function fastRunBody(body: unknown): Record<string, unknown> | null {
     body.interrupt_after === undefined &&
     body.after_seconds === undefined;
   if (!ok) return null;
-  return { ...body, on_disconnect: body.on_disconnect ?? 'cancel' };
+  return { ...body, on_disconnect: body.on_disconnect ?? 'continue' };
 }

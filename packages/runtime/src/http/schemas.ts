@@ -5,6 +5,7 @@
 import Joi from 'joi';
 import { isTimezone, scheduleError } from '../execution/cronSchedule';
 import { API_STREAM_MODES } from '../execution/graphStream';
+import { EXTRACT_PATH, THREAD_FIELDS } from './threadProjection';
 
 const uuid = Joi.string().guid();
 const jsonObject = Joi.object().unknown(true);
@@ -43,7 +44,8 @@ export const runBody = Joi.object({
   metadata: jsonObject.allow(null),
   stream_mode: Joi.alternatives(streamMode, Joi.array().items(streamMode)),
   stream_subgraphs: Joi.boolean(),
-  on_disconnect: Joi.string().valid('cancel', 'continue').default('cancel'),
+  // The Python server's default for streamed runs (2026): a dropped connection lets the run finish.
+  on_disconnect: Joi.string().valid('cancel', 'continue').default('continue'),
   multitask_strategy: Joi.string().valid('reject', 'rollback', 'interrupt', 'enqueue'),
   if_not_exists: Joi.string().valid('reject', 'create'),
   stream_resumable: Joi.boolean(),
@@ -58,6 +60,9 @@ export const runBody = Joi.object({
   checkpoint: checkpointRef.allow(null),
   interrupt_before: breakpoints,
   interrupt_after: breakpoints,
+  durability: Joi.string().valid('sync', 'async', 'exit').allow(null),
+  on_completion: Joi.string().valid('delete', 'keep'),
+  checkpoint_during: Joi.boolean().allow(null),
   /** Background runs: wait this long before the run may start. */
   after_seconds: Joi.number().min(0).max(31_536_000).allow(null),
 }).unknown(true);
@@ -71,8 +76,15 @@ const superstep = Joi.object({
     .required(),
 });
 
+/** A thread's time to live: `ttl` minutes after its last run, then `strategy` (the Python server's). */
+const threadTtl = Joi.object({
+  strategy: Joi.string().valid('delete', 'keep_latest').default('delete'),
+  ttl: Joi.number().greater(0).max(5_256_000).required(),
+}).unknown(true);
+
 export const threadCreateBody = Joi.object({
   thread_id: uuid,
+  ttl: threadTtl.allow(null),
   metadata: jsonObject.allow(null).default({}),
   if_exists: Joi.string().valid('raise', 'do_nothing').default('raise'),
   supersteps: Joi.array().items(superstep).allow(null),
@@ -85,7 +97,12 @@ export const threadPruneBody = Joi.object({
   strategy: Joi.string().valid('delete', 'keep_latest').default('delete'),
 }).unknown(true);
 
-export const threadPatchBody = Joi.object({ metadata: jsonObject.required() }).unknown(true);
+export const threadPatchBody = Joi.object({ metadata: jsonObject, ttl: threadTtl.allow(null) })
+  .unknown(true)
+  .or('metadata', 'ttl');
+export const threadGetQuery = Joi.object({ include: Joi.alternatives(Joi.string(), Joi.array().items(Joi.string())) }).unknown(
+  true,
+);
 
 const searchFields = {
   metadata: jsonObject.allow(null),
@@ -94,8 +111,14 @@ const searchFields = {
   ids: Joi.array().items(uuid),
   limit: Joi.number().integer().min(1).max(1000).default(10),
   offset: Joi.number().integer().min(0).default(0),
-  sort_by: Joi.string().valid('thread_id', 'status', 'created_at', 'updated_at').default('created_at'),
+  sort_by: Joi.string().valid('thread_id', 'status', 'created_at', 'updated_at', 'state_updated_at').default('created_at'),
   sort_order: Joi.string().valid('asc', 'desc').default('desc'),
+  select: Joi.array()
+    .items(Joi.string().valid(...THREAD_FIELDS))
+    .min(1),
+  extract: Joi.object()
+    .pattern(Joi.string().pattern(/^\w+$/), Joi.string().pattern(EXTRACT_PATH, 'path like values.messages[-1]'))
+    .max(10),
 };
 
 // `.default()` (no argument) builds the default from the fields' own defaults: an empty body still gets sort_by & co.
@@ -117,6 +140,11 @@ const jsonObjectText = Joi.string().custom((text: string, helpers) => {
 
 export const threadSearchQuery = Joi.object({
   ...searchFields,
+  select: Joi.array()
+    .items(Joi.string().valid(...THREAD_FIELDS))
+    .min(1)
+    .single()
+    .custom((fields: string[]) => fields.flatMap((field) => field.split(','))),
   metadata: jsonObjectText,
   values: jsonObjectText,
   ids: Joi.string().custom((text: string, helpers) => {
@@ -174,6 +202,7 @@ export const bulkCancelBody = Joi.object({
 })
   .unknown(true)
   .or('run_ids', 'status');
+export const bulkCancelQuery = Joi.object({ action: Joi.string().valid('interrupt', 'rollback') }).unknown(true);
 
 /** Why the store cannot hold a namespace label faithfully, or null. */
 export function namespaceLabelProblem(label: string): string | null {

@@ -14,8 +14,9 @@ import { forwardedPrefix } from './forwarded';
 
 /** One SSE frame (with its `id:` line when the event has one). JSON never contains a raw newline: one data line. */
 export function sseFrame(event: StreamEvent & { id?: string }): string {
+  // The order of the reference's frames (reference/peer-sse-samples.md): event, data, then id.
   const id = event.id === undefined ? '' : `id: ${event.id}\n`;
-  return `${id}event: ${event.event}\ndata: ${toWireJson(event.data)}\n\n`;
+  return `event: ${event.event}\ndata: ${toWireJson(event.data)}\n${id}\n`;
 }
 
 // Proxies drop connections idle for long (often 30-60 s); a comment line every few seconds of silence keeps a quiet
@@ -56,7 +57,8 @@ function watchForHeartbeat(res: ServerResponse): { wrote: () => void; stop: () =
  */
 export function respondWithEvents(
   ctx: Koa.Context,
-  contentLocation: string,
+  /** `Content-Location`: the run; `location`: where a dropped stream is resumed (GET with Last-Event-ID), if anywhere. */
+  where: string | { contentLocation: string; location?: string | null },
   events: (signal: AbortSignal) => AsyncGenerator<StreamEvent & { id?: string }>,
   cancelOnDisconnect: boolean,
   activeStreams?: { inc(): void; dec(): void },
@@ -69,11 +71,14 @@ export function respondWithEvents(
   let drained: Promise<void> | null = null;
   ctx.status = 200;
   ctx.respond = false;
+  const { contentLocation, location } = typeof where === 'string' ? { contentLocation: where, location: null } : where;
   res.writeHead(200, {
     'Content-Type': 'text/event-stream',
     'Cache-Control': 'no-cache',
     Connection: 'keep-alive',
     'Content-Location': forwardedPrefix(ctx) + contentLocation,
+    // The SDK resumes at apiUrl + Location, and its apiUrl already holds the gateway's prefix: none here.
+    ...(location ? { Location: location } : {}),
   });
   res.once('close', () => {
     if (!finished && cancelOnDisconnect) abort.abort(new Error('client disconnected'));

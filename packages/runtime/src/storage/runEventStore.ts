@@ -78,6 +78,17 @@ export class RunEventStore {
     return String(result.rows[0]?.id ?? '0');
   }
 
+  /** The row id just before the first kept event of the thread's latest run ('0' when none): where a follower of the
+   * thread that names no position starts, so it sees the run going on (or the last one) whole and nothing older. */
+  async beforeLatestRun(threadId: string): Promise<string> {
+    const result = await this.pool.query(
+      `SELECT min(id) - 1 AS id FROM graphx_run_events WHERE thread_id = $1 AND run_id =
+         (SELECT run_id FROM graphx_run_events WHERE thread_id = $1 AND run_id IS NOT NULL ORDER BY id DESC LIMIT 1)`,
+      [threadId],
+    );
+    return String(result.rows[0]?.id ?? '0');
+  }
+
   /** Drops the events of runs that ended (or vanished) more than `retentionMs` ago. */
   async sweep(retentionMs: number): Promise<void> {
     await this.pool.query(

@@ -91,6 +91,12 @@ export class RunStore {
    * The newest checkpoint id of a thread (null: none). Taken when a run gets the thread: checkpoint ids are uuid6,
    * ordered by time, and the run holds the thread alone, so every newer checkpoint is the run's own.
    */
+  /** The thread a run is on (null: threadless or unknown), for lookups by run id alone (A2A `tasks/get`). */
+  async threadOf(runId: string): Promise<string | null> {
+    const result = await this.pool.query('SELECT thread_id FROM graphx_runs WHERE run_id = $1', [runId]);
+    return (result.rows[0]?.thread_id as string | null | undefined) ?? null;
+  }
+
   async latestCheckpointId(threadId: string): Promise<string | null> {
     const result = await this.pool.query('SELECT max(checkpoint_id) AS id FROM checkpoints WHERE thread_id = $1', [threadId]);
     return result.rows[0]?.id ?? null;

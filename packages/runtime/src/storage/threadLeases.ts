@@ -96,6 +96,8 @@ export class ThreadLeases {
   ): Promise<void> {
     await this.pool.query(
       `UPDATE graphx_threads SET status = $3, "values" = COALESCE($4::jsonb, "values"), interrupts = $5, error = $6,
+              state_updated_at = CASE WHEN $4::jsonb IS NULL THEN state_updated_at ELSE now() END,
+              expires_at = CASE WHEN ttl_minutes IS NULL THEN NULL ELSE now() + ttl_minutes * interval '1 minute' END,
               updated_at = now(), busy_run_id = NULL, busy_owner = NULL, lease_expires_at = NULL, cancel_action = NULL
         WHERE thread_id = $1 AND busy_run_id = $2`,
       [threadId, runId, outcome.status, outcome.valuesJson, JSON.stringify(outcome.interrupts), outcome.error],

@@ -21,6 +21,12 @@ export interface Thread {
   error?: string | null;
 }
 
+/** A thread's time to live (the Python server's `ttl`): minutes after its last run, then deleted or pruned. */
+export interface ThreadTtl {
+  strategy: 'delete' | 'keep_latest';
+  ttl: number;
+}
+
 export interface ThreadQuery {
   metadata?: Record<string, unknown>;
   values?: Record<string, unknown>;
@@ -28,7 +34,7 @@ export interface ThreadQuery {
   ids?: string[];
   limit: number;
   offset: number;
-  sortBy: 'thread_id' | 'status' | 'created_at' | 'updated_at';
+  sortBy: 'thread_id' | 'status' | 'created_at' | 'updated_at' | 'state_updated_at';
   sortOrder: 'asc' | 'desc';
 }
 
@@ -127,7 +133,7 @@ export class ThreadStore {
     // sortBy and sortOrder are validated enums, so interpolating them is safe.
     const result = await this.pool.query(
       `SELECT ${COLUMNS}, count(*) OVER () AS total FROM graphx_threads WHERE ${where}
-        ORDER BY ${query.sortBy} ${query.sortOrder}, thread_id LIMIT ${query.limit} OFFSET ${query.offset}`,
+        ORDER BY ${query.sortBy} ${query.sortOrder} NULLS LAST, thread_id LIMIT ${query.limit} OFFSET ${query.offset}`,
       params,
     );
     return { threads: result.rows.map(toThread), total: Number(result.rows[0]?.total ?? 0) };
@@ -175,10 +181,55 @@ export class ThreadStore {
     });
   }
 
+  /**
+   * Sets (or with null removes) the thread's TTL: it expires `ttl` minutes from now, and every run pushes that back.
+   * @returns false when the thread is missing or outside the filter.
+   */
+  async setTtl(threadId: string, ttl: ThreadTtl | null, filter: ContainmentFilter): Promise<boolean> {
+    const result = await this.pool.query(
+      `UPDATE graphx_threads SET ttl_strategy = $3, ttl_minutes = $4::float8,
+              expires_at = CASE WHEN $4::float8 IS NULL THEN NULL ELSE now() + $4::float8 * interval '1 minute' END
+        WHERE thread_id = $1 AND metadata @> $2`,
+      [threadId, JSON.stringify(filter), ttl?.strategy ?? null, ttl?.ttl ?? null],
+    );
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  /** The thread's TTL as `GET /threads/{id}?include=ttl` shows it (null without one). */
+  async ttlOf(threadId: string): Promise<{ strategy: string; ttl_minutes: number; expires_at: string | null } | null> {
+    const result = await this.pool.query(
+      'SELECT ttl_strategy, ttl_minutes, expires_at FROM graphx_threads WHERE thread_id = $1',
+      [threadId],
+    );
+    const row = result.rows[0];
+    if (!row || row.ttl_minutes === null) return null;
+    return {
+      strategy: row.ttl_strategy,
+      ttl_minutes: row.ttl_minutes,
+      expires_at: row.expires_at ? (row.expires_at as Date).toISOString() : null,
+    };
+  }
+
+  /**
+   * Takes up to `limit` expired threads that no run holds: their expiry is cleared in the same statement, so one
+   * instance acts on each (a `keep_latest` thread expires again after its next run).
+   */
+  async takeExpired(limit: number): Promise<Array<{ threadId: string; strategy: string }>> {
+    const result = await this.pool.query(
+      `UPDATE graphx_threads SET expires_at = NULL WHERE thread_id IN (
+         SELECT thread_id FROM graphx_threads WHERE expires_at < now() AND status <> 'busy'
+          ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+       RETURNING thread_id, ttl_strategy`,
+      [limit],
+    );
+    return result.rows.map((row) => ({ threadId: row.thread_id, strategy: row.ttl_strategy }));
+  }
+
   /** Stores the thread's values and interrupts after a state update made outside a run. */
   async setState(threadId: string, valuesJson: string, interrupts: Record<string, unknown>, status: ThreadStatus): Promise<void> {
     await this.pool.query(
-      `UPDATE graphx_threads SET "values" = $2::jsonb, interrupts = $3, status = $4, updated_at = now() WHERE thread_id = $1`,
+      `UPDATE graphx_threads SET "values" = $2::jsonb, interrupts = $3, status = $4, updated_at = now(), state_updated_at = now()
+        WHERE thread_id = $1`,
       [threadId, valuesJson, JSON.stringify(interrupts), status],
     );
   }

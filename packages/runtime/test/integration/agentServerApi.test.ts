@@ -215,11 +215,15 @@ test('bad input gets a 4xx with detail: unknown assistant 404, bad stream_mode 4
   expect(notUuid.status).toBe(422);
 });
 
-test('a second run on a busy thread is refused with 409 while the first is still running', async () => {
+test('a second run on a busy thread with multitask_strategy reject is refused with 409 while the first is still running', async () => {
   const thread = await client.threads.create();
   const first = post(`/threads/${thread.thread_id}/runs/wait`, { assistant_id: 'slow', input: hi });
   await waitFor('the thread to be busy', async () => (await client.threads.get(thread.thread_id)).status === 'busy', 5_000, 20);
-  const second = await post(`/threads/${thread.thread_id}/runs/stream`, { assistant_id: 'slow', input: hi });
+  const second = await post(`/threads/${thread.thread_id}/runs/stream`, {
+    assistant_id: 'slow',
+    input: hi,
+    multitask_strategy: 'reject',
+  });
   expect(second.status).toBe(409);
   expect(((await second.json()) as { detail: string }).detail).toMatch(/already running/);
   const result = (await (await first).json()) as { messages: Array<{ content: string }> };
@@ -227,18 +231,54 @@ test('a second run on a busy thread is refused with 409 while the first is still
   expect((await client.threads.get(thread.thread_id)).status).toBe('idle');
 });
 
-test('a client that disconnects cancels its run by default (on_disconnect cancel)', async () => {
+test('a second run on a busy thread that names no strategy is queued and runs after the first (Python default enqueue)', async () => {
   const thread = await client.threads.create();
+  const first = post(`/threads/${thread.thread_id}/runs/wait`, { assistant_id: 'slow', input: hi });
+  await waitFor('the thread to be busy', async () => (await client.threads.get(thread.thread_id)).status === 'busy', 5_000, 20);
+  const second = await post(`/threads/${thread.thread_id}/runs/wait`, {
+    assistant_id: 'agent',
+    input: { messages: [{ role: 'user', content: 'second' }] },
+  });
+  expect(second.status).toBe(200);
+  await first;
+  const runs = await client.runs.list(thread.thread_id);
+  expect(runs.map((run) => run.status)).toEqual(['success', 'success']);
+  expect(runs.map((run) => run.multitask_strategy)).toEqual(['enqueue', 'enqueue']);
+  const state = await client.threads.getState<{ messages: Array<{ content: string }> }>(thread.thread_id);
+  // The queued run saw the first one's answer: it ran after it, on the same thread.
+  expect(state.values.messages.map((message) => message.content)).toEqual(['hi', 'done', 'second', 'echo: second', 'ok']);
+});
+
+async function startSlowStreamAndDrop(threadId: string, extra: Record<string, unknown>) {
   const abort = new AbortController();
-  const response = await fetch(`${runtime.url}/threads/${thread.thread_id}/runs/stream`, {
+  const response = await fetch(`${runtime.url}/threads/${threadId}/runs/stream`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ assistant_id: 'slow', input: hi }),
+    body: JSON.stringify({ assistant_id: 'slow', input: hi, ...extra }),
     signal: abort.signal,
   });
   const reader = response.body!.getReader();
   await reader.read(); // the metadata event: the run has started
   abort.abort();
+  return response;
+}
+
+test('a client that disconnects lets its run finish by default (Python on_disconnect continue)', async () => {
+  const thread = await client.threads.create();
+  const response = await startSlowStreamAndDrop(thread.thread_id, {});
+  // Where the SDK reconnects a dropped stream (Location) and what the run is (Content-Location).
+  const runPath = response.headers.get('content-location')!;
+  expect(runPath).toMatch(new RegExp(`^/threads/${thread.thread_id}/runs/[0-9a-f-]{36}$`));
+  expect(response.headers.get('location')).toBe(`${runPath}/stream`);
+  await waitFor('the run to finish', async () => (await client.threads.get(thread.thread_id)).status === 'idle', 10_000, 50);
+  expect((await client.runs.list(thread.thread_id))[0]?.status).toBe('success');
+  const state = await client.threads.getState<{ messages: Array<{ content: string }> }>(thread.thread_id);
+  expect(state.values.messages.at(-1)!.content).toBe('done');
+});
+
+test('a client that disconnects cancels its run with on_disconnect cancel', async () => {
+  const thread = await client.threads.create();
+  await startSlowStreamAndDrop(thread.thread_id, { on_disconnect: 'cancel' });
   await waitFor(
     'the thread to be released',
     async () => (await client.threads.get(thread.thread_id)).status === 'idle',
@@ -247,6 +287,38 @@ test('a client that disconnects cancels its run by default (on_disconnect cancel
   );
   // The slow node would take 3 s: the run ended well before that, as interrupted.
   expect((await client.runs.list(thread.thread_id))[0]?.status).toBe('interrupted');
+});
+
+test('thread search: select keeps the named fields, extract answers paths under extracted, sort_by state_updated_at', async () => {
+  const first = await client.threads.create({ metadata: { suite: 'projection' } });
+  const second = await client.threads.create({ metadata: { suite: 'projection' } });
+  await client.runs.wait(second.thread_id, 'agent', { input: hi });
+  await client.runs.wait(first.thread_id, 'agent', { input: { messages: [{ role: 'user', content: 'later' }] } });
+  const response = await post('/threads/search', {
+    metadata: { suite: 'projection' },
+    select: ['thread_id', 'status'],
+    extract: { last: 'values.messages[-1].content', first: 'values.messages[0].content', missing: 'values.nothing[3]' },
+    sort_by: 'state_updated_at',
+    sort_order: 'desc',
+  });
+  expect(response.status).toBe(200);
+  expect(await response.json()).toEqual([
+    { thread_id: first.thread_id, status: 'idle', extracted: { last: 'ok', first: 'later', missing: null } },
+    { thread_id: second.thread_id, status: 'idle', extracted: { last: 'ok', first: 'hi', missing: null } },
+  ]);
+  const bad = await post('/threads/search', { select: ['secrets'], extract: { a: 'values; DROP' } });
+  expect(bad.status).toBe(422);
+});
+
+test('command.goto with a Send in the API form ({node, input}) runs that node with that input', async () => {
+  const thread = await client.threads.create();
+  const result = await post(`/threads/${thread.thread_id}/runs/wait`, {
+    assistant_id: 'agent',
+    command: { goto: { node: 'agent', input: { messages: [{ role: 'user', content: 'sent' }] } } },
+  });
+  expect(result.status).toBe(200);
+  const values = (await result.json()) as { messages: Array<{ content: string }> };
+  expect(values.messages.map((message) => message.content)).toContain('echo: sent');
 });
 
 test('threadless runs are persisted as run records without leaving a thread behind', async () => {

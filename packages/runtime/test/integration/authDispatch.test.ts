@@ -81,6 +81,9 @@ const TABLE: Record<string, Entry> = {
   'GET /ok': { kind: 'public', sample: { path: '/ok' } },
   'GET /info': { kind: 'public', sample: { path: '/info' } },
   'GET /metrics': { kind: 'public', sample: { path: '/metrics' } },
+  'GET /openapi.json': { kind: 'public', sample: { path: '/openapi.json' } },
+  'GET /docs': { kind: 'public', sample: { path: '/docs' } },
+  'GET /docs/assets/:file': { kind: 'public', sample: { path: '/docs/assets/swagger-initializer.js' } },
   'GET /ui/:agent/:basename': { kind: 'public', sample: { path: '/ui/agent/index.js' } },
   'POST /ui/:agent': {
     kind: 'authenticated',
@@ -139,6 +142,7 @@ const TABLE: Record<string, Entry> = {
   'DELETE /threads/:threadId': dispatches(['threads:delete'], async () => ({ path: `/threads/${await newThread()}` })),
   'GET /threads/:threadId/runs': dispatches(['threads:read'], (i) => ({ path: `/threads/${i.threadId}/runs` })),
   'GET /threads/:threadId/state': dispatches(['threads:read'], (i) => ({ path: `/threads/${i.threadId}/state` })),
+  'GET /threads/:threadId/storage': dispatches(['threads:read'], (i) => ({ path: `/threads/${i.threadId}/storage` })),
   'GET /threads/:threadId/state/:checkpointId': dispatches(['threads:read'], (i) => ({
     path: `/threads/${i.threadId}/state/${i.checkpointId}`,
   })),
@@ -161,6 +165,19 @@ const TABLE: Record<string, Entry> = {
     body: {},
   })),
   'GET /threads/:threadId/stream': dispatches(['threads:read'], (i) => ({ path: `/threads/${i.threadId}/stream` })),
+  // Protocol v2: the event stream is a read (SSE, or the WebSocket / EventSource form on GET); a command that starts or
+  // resumes a run is a run, one that reads is a read.
+  'POST /threads/:threadId/stream/events': dispatches(['threads:read'], (i) => ({
+    path: `/threads/${i.threadId}/stream/events`,
+    body: { channels: ['values', 'lifecycle'] },
+  })),
+  'GET /threads/:threadId/stream/events': dispatches(['threads:read'], (i) => ({
+    path: `/threads/${i.threadId}/stream/events?channels=values`,
+  })),
+  'POST /threads/:threadId/commands': dispatches(['threads:create_run'], async () => ({
+    path: `/threads/${await newThread()}/commands`,
+    body: { id: 1, method: 'run.start', params: { assistant_id: 'agent', input: hi } },
+  })),
 
   'POST /runs/stream': dispatches(['threads:create_run'], () => ({
     path: '/runs/stream',
@@ -239,6 +256,19 @@ const TABLE: Record<string, Entry> = {
     return { path: `/runs/crons/${cron.cron_id}` };
   }),
 
+  // A2A: the assistant is read first; a message is a run on its context (thread), answered as the task it became.
+  'POST /a2a/:assistantId': dispatches(['assistants:read', 'threads:create_run', 'threads:read'], () => ({
+    path: '/a2a/agent',
+    body: {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'message/send',
+      params: { message: { role: 'user', messageId: 'm-1', parts: [{ kind: 'text', text: 'hi' }] } },
+    },
+  })),
+  'GET /a2a/:assistantId/.well-known/agent-card.json': dispatches(['assistants:read'], () => ({
+    path: '/a2a/agent/.well-known/agent-card.json',
+  })),
   'POST /mcp': dispatches(['assistants:search'], () => ({
     path: '/mcp',
     body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },

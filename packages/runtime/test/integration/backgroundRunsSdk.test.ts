@@ -60,7 +60,9 @@ test('enqueued background runs of one thread run one after the other, in order; 
   const thread = await client.threads.create();
   const first = await client.runs.create(thread.thread_id, 'slow', { input: say('a') });
   const second = await client.runs.create(thread.thread_id, 'agent', { input: say('b'), multitaskStrategy: 'enqueue' });
-  await expect(client.runs.create(thread.thread_id, 'agent', { input: say('c') })).rejects.toThrow(/409/);
+  await expect(client.runs.create(thread.thread_id, 'agent', { input: say('c'), multitaskStrategy: 'reject' })).rejects.toThrow(
+    /409/,
+  );
   const values = await client.runs.join(thread.thread_id, second.run_id);
   expect(texts(values)).toEqual(['a', 'done', 'b', 'echo: b', 'ok']);
   expect((await client.runs.get(thread.thread_id, first.run_id)).status).toBe('success');

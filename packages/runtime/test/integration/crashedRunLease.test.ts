@@ -39,7 +39,7 @@ test('a thread whose runtime was SIGKILLed mid-run is refused while the lease li
   const refused = await fetch(`${survivor.url}/threads/${thread.thread_id}/runs/stream`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ assistant_id: 'agent', input: { messages: [] } }),
+    body: JSON.stringify({ assistant_id: 'agent', input: { messages: [] }, multitask_strategy: 'reject' }),
   });
   expect(refused.status).toBe(409);
 

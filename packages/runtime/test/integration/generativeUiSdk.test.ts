@@ -66,6 +66,25 @@ test('the client loads an agent component: a stylesheet link and a script that r
   });
 });
 
+test('behind the gateway the bundle URLs keep the deployment path the gateway names in X-Forwarded-Prefix', async () => {
+  // What src/targets/local/gateway.ts sends for http://127.0.0.1:8123/<deployment-name>/ui/agent.
+  const response = await fetch(`${runtime.url}/ui/agent`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-forwarded-prefix': '/my-app' },
+    body: JSON.stringify({ name: 'weather' }),
+  });
+  const html = await response.text();
+  expect(html).toContain(`<link rel="stylesheet" href="${runtime.url}/my-app/ui/agent/entrypoint.css" />`);
+  expect(html).toContain(`<script src="${runtime.url}/my-app/ui/agent/entrypoint.js"`);
+  // A prefix that is not a plain path is ignored rather than written into the page.
+  const odd = await fetch(`${runtime.url}/ui/agent`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-forwarded-prefix': '/"><script>' },
+    body: JSON.stringify({ name: 'weather' }),
+  });
+  expect(await odd.text()).toContain(`<script src="${runtime.url}/ui/agent/entrypoint.js"`);
+});
+
 test('an agent without UI, an unknown file and a request without a component name are 4xx with a JSON detail', async () => {
   await expect(uiClient().getComponent('nobody', 'weather')).rejects.toThrow(/404/);
   const missingFile = await fetch(`${runtime.url}/ui/agent/secrets.js`);

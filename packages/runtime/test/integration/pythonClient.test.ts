@@ -233,3 +233,19 @@ return {
 }`);
   expect(result).toEqual({ found: true, counted: 1, moved: ['0 12 1 1 *', '12:00'], fired: true, left: [] });
 });
+
+pythonTest(
+  'the Python client: a stream left without on_disconnect keeps running, and a second submit to the busy thread is queued after it',
+  () => {
+    const result = runPython(`
+thread = await client.threads.create()
+tid = thread["thread_id"]
+async for part in client.runs.stream(tid, "slow", input={"messages": [{"role": "user", "content": "first"}]}):
+    break  # the client goes away after the metadata event, as a closed tab does
+second = await client.runs.wait(tid, "agent", input={"messages": [{"role": "user", "content": "second"}]})
+runs = await client.runs.list(tid)
+return {"texts": [m["content"] for m in second["messages"]], "statuses": [r["status"] for r in runs]}`);
+    // The slow run finished ("done") before the queued one answered "second".
+    expect(result).toEqual({ texts: ['first', 'done', 'second', 'echo: second', 'ok'], statuses: ['success', 'success'] });
+  },
+);

@@ -17,6 +17,8 @@ const bodies: unknown[] = [
     stream_mode: ['values', 'messages-tuple'],
     stream_subgraphs: true,
     on_disconnect: 'continue',
+    durability: 'exit',
+    checkpoint_during: null,
   },
   {
     assistant_id: 'agent',
@@ -47,6 +49,8 @@ const bodies: unknown[] = [
   { assistant_id: 'agent', config: { configurable: 'x' } },
   { assistant_id: 'agent', metadata: [] },
   { assistant_id: 'agent', on_disconnect: 'later' },
+  { assistant_id: 'agent', durability: 'never' },
+  { assistant_id: 'agent', checkpoint_during: 'yes' },
   { assistant_id: 'agent', multitask_strategy: 'queue' },
   { assistant_id: 'agent', if_not_exists: 'maybe' },
   // Valid only through Joi's conversion: left to Joi.

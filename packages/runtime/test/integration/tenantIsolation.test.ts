@@ -5,7 +5,9 @@
  * is a 422), and user1's data is checked unchanged from user1's side. The nine reproductions of issue 25 come first.
  * Assistants named by run bodies: assistantsAuth.test.ts.
  */
+import crypto from 'node:crypto';
 import { Client } from '@langchain/langgraph-sdk';
+import WebSocket from 'ws';
 import { createTestDatabase, startDevRuntime, type RuntimeProcess } from './support/runtimeHarness';
 
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -216,6 +218,7 @@ describe("every route that names user1's thread, run or cron refuses user2", () 
     ['PATCH', 'thread', () => `/threads/${t1}`, () => ({ metadata: { owner: 'user2' } })],
     ['DELETE', 'thread', () => `/threads/${t1}`],
     ['GET', 'state', () => `/threads/${t1}/state`],
+    ['GET', 'storage', () => `/threads/${t1}/storage`],
     ['GET', 'state at a checkpoint', () => `/threads/${t1}/state/${t1Checkpoint}`],
     [
       'POST',
@@ -228,6 +231,28 @@ describe("every route that names user1's thread, run or cron refuses user2", () 
     ['POST', 'history', () => `/threads/${t1}/history`, () => ({})],
     ['POST', 'copy', () => `/threads/${t1}/copy`, () => ({})],
     ['GET', 'thread stream', () => `/threads/${t1}/stream`],
+    ['POST', 'protocol event stream', () => `/threads/${t1}/stream/events`, () => ({ channels: ['values', 'messages'] })],
+    ['GET', 'protocol event stream (EventSource form)', () => `/threads/${t1}/stream/events?channels=values`],
+    ['POST', 'protocol run.start', () => `/threads/${t1}/commands`, () => ({ id: 1, method: 'run.start', params: runBody() })],
+    [
+      'POST',
+      'protocol input.respond',
+      () => `/threads/${t1}/commands`,
+      () => ({ id: 1, method: 'input.respond', params: { interrupt_id: 'x', response: 'y' } }),
+    ],
+    [
+      'POST',
+      'protocol state.get',
+      () => `/threads/${t1}/commands`,
+      () => ({ id: 1, method: 'state.get', params: { namespace: [] } }),
+    ],
+    ['POST', 'protocol agent.getTree', () => `/threads/${t1}/commands`, () => ({ id: 1, method: 'agent.getTree', params: {} })],
+    [
+      'POST',
+      'protocol state.listCheckpoints',
+      () => `/threads/${t1}/commands`,
+      () => ({ id: 1, method: 'state.listCheckpoints', params: {} }),
+    ],
     ['GET', 'runs of the thread', () => `/threads/${t1}/runs`],
     ['POST', 'background run', () => `/threads/${t1}/runs`, runBody],
     [
@@ -258,6 +283,17 @@ describe("every route that names user1's thread, run or cron refuses user2", () 
     ['GET', "user1's run under user2's own thread", () => `/threads/${t2}/runs/${t1Run}`],
     ['POST', 'bulk cancel on the thread', () => '/runs/cancel', () => ({ thread_id: t1, status: 'all' })],
     ['POST', 'bulk cancel of the run', () => '/runs/cancel', () => ({ run_ids: [t1Run] })],
+    [
+      'POST',
+      'A2A message on the thread as its context',
+      () => '/a2a/agent',
+      () => ({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'message/send',
+        params: { message: { role: 'user', messageId: 'm', contextId: t1, parts: [{ kind: 'text', text: 'x' }] } },
+      }),
+    ],
     ['GET', 'cron', () => `/runs/crons/${cronOfT1}`],
     ['PATCH', 'cron', () => `/runs/crons/${cronOfT1}`, () => ({ enabled: false })],
     ['DELETE', 'cron', () => `/runs/crons/${cronOfT1}`],
@@ -269,6 +305,48 @@ describe("every route that names user1's thread, run or cron refuses user2", () 
     const before = await t1AsUser1();
     expectRefused(await asUser2(method, path(), body()), 404);
     expect(await t1AsUser1()).toEqual(before);
+  });
+
+  test("A2A tasks/get of user1's run is task-not-found for user2", async () => {
+    const answer = await asUser2('POST', '/a2a/agent', { jsonrpc: '2.0', id: 7, method: 'tasks/get', params: { id: t1Run } });
+    expect(answer.json).toEqual({ jsonrpc: '2.0', id: 7, error: { code: -32001, message: `Task ${t1Run} not found.` } });
+  });
+
+  test("a WebSocket on user1's thread is refused at the handshake with 404", async () => {
+    const socket = new WebSocket(`${runtime.url.replace('http', 'ws')}/threads/${t1}/stream/events`, {
+      headers: { authorization: 'Bearer user2-token' },
+    });
+    const status = await new Promise<number>((resolve) => {
+      socket.once('unexpected-response', (_request, response) => resolve(response.statusCode ?? 0));
+      socket.once('open', () => resolve(101));
+      socket.once('error', () => resolve(-1));
+    });
+    expect(status).toBe(404);
+  });
+
+  test('a protocol stream user2 opened on a thread id before user1 created it sends user2 nothing of it', async () => {
+    const threadId = crypto.randomUUID();
+    const abort = new AbortController();
+    const watching = fetch(`${runtime.url}/threads/${threadId}/stream/events`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer user2-token', 'content-type': 'application/json' },
+      body: JSON.stringify({ channels: ['values', 'messages', 'lifecycle'] }),
+      signal: abort.signal,
+    });
+    const response = await watching;
+    expect(response.status).toBe(200);
+    const body = response.text();
+    const started = await as('user1-token', 'POST', `/threads/${threadId}/commands`, {
+      id: 1,
+      method: 'run.start',
+      params: { assistant_id: 'agent', input: said(SECRET) },
+    });
+    expect(started.json).toMatchObject({ type: 'success' });
+    await user1.runs.join(threadId, started.json.result.run_id);
+    // The stream ended by itself once the thread turned out to be user1's, with nothing sent.
+    const text = await Promise.race([body, new Promise<string>((resolve) => setTimeout(() => resolve('still open'), 5_000))]);
+    abort.abort();
+    expect(text).toBe('');
   });
 
   test("the run join stream of user1's run is the 404 event of a missing thread", async () => {

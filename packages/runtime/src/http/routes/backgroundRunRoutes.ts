@@ -13,18 +13,18 @@ import { followRun } from '../../execution/runFollower';
 import { queryList } from '../queryList';
 import {
   bulkCancelBody,
+  bulkCancelQuery,
   cancelQuery,
   joinStreamQuery,
   runBatchBody,
   runIdParams,
-  threadIdParams,
   threadRunParams,
 } from '../schemas';
 import { respondWithEvents } from '../sse';
 import { filterFor, userOf, type RuntimeServices } from './context';
 import { withRequestHeaders } from '../requestHeaders';
 import { scopedToThread } from '../../execution/threadScope';
-import { readRunRequest, withStreamModes, type RawRunBody } from './runRoutes';
+import { readRunTarget, withStreamModes, type RawRunBody } from './runRoutes';
 import { forwardedPrefix } from '../forwarded';
 
 const JOIN_TIMEOUT_MS = 24 * 3600_000;
@@ -43,8 +43,8 @@ export function registerBackgroundRunRoutes(router: Router, services: RuntimeSer
   };
 
   const create = async (ctx: Koa.Context) => {
-    const threadId = ctx.params.threadId ? validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path').threadId : null;
-    const run = await backgroundRuns.create(userOf(ctx), threadId, readRunRequest(ctx, threadId));
+    const { threadId, request } = readRunTarget(ctx);
+    const run = await backgroundRuns.create(userOf(ctx), threadId, request);
     ctx.set(
       'Content-Location',
       forwardedPrefix(ctx) + (threadId ? `/threads/${threadId}/runs/${run.run_id}` : `/runs/${run.run_id}`),
@@ -99,6 +99,9 @@ export function registerBackgroundRunRoutes(router: Router, services: RuntimeSer
       status?: 'pending' | 'running' | 'all';
       action: 'interrupt' | 'rollback';
     }>(bulkCancelBody, ctx.state.body, 'body');
+    // The Python server (and its SDK's `cancel_many`) name the action in the query string; a body's is read too.
+    const { action } = validatePart<{ action?: 'interrupt' | 'rollback' }>(bulkCancelQuery, ctx.query, 'query');
+    if (action) body.action = action;
     const filter = await filterFor(services, ctx, 'threads', 'update', { ...body });
     if (body.thread_id && !(await services.threads.get(body.thread_id, filter))) {
       throw new NotFoundError(`Thread with ID ${body.thread_id} not found.`);

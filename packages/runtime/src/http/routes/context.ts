@@ -18,6 +18,7 @@ import type { RunQueueStore } from '../../storage/runQueueStore';
 import type { CronStore } from '../../storage/cronStore';
 import type { RunStore } from '../../storage/runStore';
 import type { ThreadStore } from '../../storage/threadStore';
+import type { ThreadStorage } from '../../storage/threadStorage';
 
 export interface RuntimeServices {
   graphs: GraphRegistry;
@@ -42,6 +43,10 @@ export interface RuntimeServices {
   /** `keep_latest` prune: only the thread's newest checkpoint stays. */
   pruneCheckpoints: (threadId: string) => Promise<void>;
   info: Record<string, unknown>;
+  /** Bytes the thread's checkpoints occupy (`GET /threads/{id}/storage`). */
+  threadStorage: (threadId: string) => Promise<ThreadStorage>;
+  /** Throws when the deployment's database does not answer (`GET /ok?check_db=1`). */
+  checkDatabase: () => Promise<void>;
   metrics: RuntimeMetrics;
 }
 

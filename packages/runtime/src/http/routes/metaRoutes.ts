@@ -7,7 +7,17 @@ import { metricsHandler } from '@graphx/kit/http/metrics';
 import type { RuntimeServices } from './context';
 
 export function registerMetaRoutes(router: Router, services: RuntimeServices): void {
-  router.get('/ok', (ctx) => {
+  router.get('/ok', async (ctx) => {
+    // `check_db=1` (the Python server's readiness form) also asks the database; without it, liveness only.
+    if (['1', 'true'].includes(String(ctx.query.check_db ?? ''))) {
+      try {
+        await services.checkDatabase();
+      } catch (error) {
+        ctx.status = 503;
+        ctx.body = { detail: `The database does not answer: ${(error as Error).message}` };
+        return;
+      }
+    }
     ctx.body = { ok: true };
   });
   router.get('/info', (ctx) => {

@@ -1,10 +1,10 @@
 /** Runs: streamed (SSE) or waited for, threadless or on a thread. */
+import crypto from 'node:crypto';
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { ConflictError } from '@graphx/kit/errors';
 import { validatePart } from '@graphx/kit/http/validation';
 import type { AuthUser } from '../../auth/authUser';
-import type { ApiStreamMode, StreamEvent } from '../../execution/graphStream';
+import type { ApiStreamMode } from '../../execution/graphStream';
 import { followRun } from '../../execution/runFollower';
 import type { PreparedRun, RunRequest } from '../../execution/runService';
 import type { Run } from '../../storage/runStore';
@@ -12,6 +12,7 @@ import { toWireJson } from '../../execution/serialize';
 import { withRequestHeaders } from '../requestHeaders';
 import { fastRunBody } from '../runBodyFastPath';
 import { scopedToThread } from '../../execution/threadScope';
+import { executeHere as executeRunHere, prepareOrQueue as prepareRun } from '../../execution/streamedRuns';
 import { runBody, threadIdParams } from '../schemas';
 import { respondWithEvents } from '../sse';
 import { userOf, type RuntimeServices } from './context';
@@ -31,46 +32,30 @@ export function readRunRequest(ctx: Koa.Context, threadId: string | null): RunRe
 /** A validated run body with `stream_mode` as a list (`values` when none was asked for). */
 export function withStreamModes(body: RawRunBody): RunRequest {
   const modes = body.stream_mode === undefined ? [] : Array.isArray(body.stream_mode) ? body.stream_mode : [body.stream_mode];
-  return { ...body, stream_mode: modes.length > 0 ? modes : ['values'] };
+  // `protocol` marks a run started by a protocol-v2 command (the server sets it); a client cannot ask for it here.
+  const { protocol: _serverOnly, ...rest } = body;
+  return { ...rest, stream_mode: modes.length > 0 ? modes : ['values'] };
 }
 
 function threadIdOf(ctx: Koa.Context): string | null {
   return ctx.params.threadId ? validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path').threadId : null;
 }
 
-export function registerRunRoutes(router: Router, services: RuntimeServices): void {
-  /**
-   * A streamed `enqueue` run on a busy thread (or one with runs already queued) becomes a queued background run,
-   * so it waits in the database, not in this request; the response follows it like a join stream. Null when the
-   * thread could be taken at once (the run then streams here as any other).
-   */
-  const prepareOrQueue = async (user: AuthUser | null, threadId: string | null, request: RunRequest) => {
-    if (!threadId || request.multitask_strategy !== 'enqueue')
-      return { prepared: await services.runService.prepare(user, threadId, request) };
-    if ((await services.runQueue.withStatus(threadId, ['pending'])).length === 0) {
-      try {
-        return { prepared: await services.runService.prepare(user, threadId, request, { waitForThread: false }) };
-      } catch (error) {
-        if (!(error instanceof ConflictError)) throw error;
-      }
-    }
-    return { queued: await services.backgroundRuns.create(user, threadId, request, { reserveHere: true }) };
-  };
+/**
+ * The thread a run request runs on and its body. A stateless run with `on_completion: keep` runs on a new thread that
+ * stays afterwards (the Python server keeps the temporary thread it made; `delete`, the default, leaves none).
+ */
+export function readRunTarget(ctx: Koa.Context): { threadId: string | null; request: RunRequest } {
+  const pathThreadId = threadIdOf(ctx);
+  const request = readRunRequest(ctx, pathThreadId);
+  if (pathThreadId || request.on_completion !== 'keep') return { threadId: pathThreadId, request };
+  return { threadId: crypto.randomUUID(), request: { ...request, if_not_exists: 'create' } };
+}
 
-  /**
-   * The events of a run streamed here. A run on a thread also keeps them (RunEvents) for join and thread streams on
-   * any instance, and its events carry their ids (as the anchor's: 0 for `metadata`, then one up per event).
-   */
-  async function* executeHere(prepared: PreparedRun, signal: AbortSignal): AsyncGenerator<StreamEvent & { id?: string }> {
-    const { run_id: runId, thread_id: threadId } = prepared.run;
-    if (!threadId) return yield* services.runService.execute(prepared, signal);
-    services.runEvents.open(runId, { threadId });
-    try {
-      for await (const event of services.runService.execute(prepared, signal)) yield services.runEvents.publish(runId, event);
-    } finally {
-      void services.runEvents.close(runId);
-    }
-  }
+export function registerRunRoutes(router: Router, services: RuntimeServices): void {
+  const prepareOrQueue = (user: AuthUser | null, threadId: string | null, request: RunRequest) =>
+    prepareRun(services, user, threadId, request);
+  const executeHere = (prepared: PreparedRun, signal: AbortSignal) => executeRunHere(services, prepared, signal);
 
   async function* followQueued(run: Run, cancelOnDisconnect: boolean, signal: AbortSignal) {
     const deps = {
@@ -88,37 +73,54 @@ export function registerRunRoutes(router: Router, services: RuntimeServices): vo
   }
 
   const stream = async (ctx: Koa.Context) => {
-    const threadId = threadIdOf(ctx);
-    const request = readRunRequest(ctx, threadId);
+    const { threadId, request } = readRunTarget(ctx);
     const { prepared, queued } = await prepareOrQueue(userOf(ctx), threadId, request);
     const runId = (prepared?.run ?? queued!).run_id;
     const location = threadId ? `/threads/${threadId}/runs/${runId}` : `/runs/${runId}`;
     const cancelOnDisconnect = request.on_disconnect === 'cancel';
     respondWithEvents(
       ctx,
-      location,
+      // A run on a thread can be joined (GET …/stream with Last-Event-ID): `Location` is where the JS SDK reconnects a
+      // dropped stream, as the Python server names it. A streamed threadless run is not kept, so it has none.
+      { contentLocation: location, location: threadId ? `${location}/stream` : null },
       (signal) => (prepared ? executeHere(prepared, signal) : followQueued(queued!, cancelOnDisconnect, signal)),
       cancelOnDisconnect,
       services.metrics.activeStreams,
     );
   };
 
+  /** The final values of a run queued behind others (`enqueue` on a busy thread): it waits in the database, unbounded. */
+  const waitForQueued = async (run: Run, cancelOnDisconnect: boolean, signal: AbortSignal): Promise<unknown> => {
+    let last: unknown = null;
+    for await (const event of followQueued(run, cancelOnDisconnect, signal)) {
+      if (event.event === 'values') last = event.data;
+      if (event.event === 'error') return { __error__: event.data };
+    }
+    return last ?? (await services.threads.get(run.thread_id!, {}))?.values ?? null;
+  };
+
   const wait = async (ctx: Koa.Context) => {
-    const threadId = threadIdOf(ctx);
-    const request = readRunRequest(ctx, threadId);
-    const prepared = await services.runService.prepare(userOf(ctx), threadId, request);
+    const target = readRunTarget(ctx);
+    const threadId = target.threadId;
+    const request = { ...target.request, stream_mode: ['values'] as ApiStreamMode[] };
+    const { prepared, queued } = await prepareOrQueue(userOf(ctx), threadId, request);
     const abort = new AbortController();
-    if (request.on_disconnect === 'cancel') ctx.res.once('close', () => ctx.res.writableFinished || abort.abort());
-    const runId = prepared.run.run_id;
-    // A run on a thread shows in the thread's stream (RunEvents keeps its events for it).
-    if (threadId) services.runEvents.open(runId, { threadId });
-    const result = await services.runService
-      .wait(prepared, abort.signal, threadId ? (event) => services.runEvents.publish(runId, event) : undefined)
-      .finally(() => threadId && void services.runEvents.close(runId));
-    ctx.set(
-      'Content-Location',
-      forwardedPrefix(ctx) + (threadId ? `/threads/${threadId}/runs/${prepared.run.run_id}` : `/runs/${prepared.run.run_id}`),
-    );
+    const cancelOnDisconnect = request.on_disconnect === 'cancel';
+    ctx.res.once('close', () => ctx.res.writableFinished || abort.abort());
+    let result: unknown;
+    if (queued) {
+      result = await waitForQueued(queued, cancelOnDisconnect, abort.signal);
+    } else {
+      const runId = prepared!.run.run_id;
+      // A run on a thread shows in the thread's stream (RunEvents keeps its events for it).
+      if (threadId) services.runEvents.open(runId, { threadId });
+      const runSignal = cancelOnDisconnect ? abort.signal : new AbortController().signal;
+      result = await services.runService
+        .wait(prepared!, runSignal, threadId ? (event) => services.runEvents.publish(runId, event) : undefined)
+        .finally(() => threadId && void services.runEvents.close(runId));
+    }
+    const runId = (prepared?.run ?? queued!).run_id;
+    ctx.set('Content-Location', forwardedPrefix(ctx) + (threadId ? `/threads/${threadId}/runs/${runId}` : `/runs/${runId}`));
     ctx.type = 'application/json';
     ctx.body = toWireJson(result);
   };

@@ -6,7 +6,7 @@
  */
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { InputError } from '@graphx/kit/errors';
+import { InputError, NotFoundError } from '@graphx/kit/errors';
 import { validatePart } from '@graphx/kit/http/validation';
 import type { Superstep } from '../../execution/threadState';
 import { ThreadService, type ThreadSearchInput } from '../../execution/threadService';
@@ -14,13 +14,16 @@ import {
   runListQuery,
   threadCountBody,
   threadCreateBody,
+  threadGetQuery,
   threadIdParams,
   threadPatchBody,
   threadSearchBody,
   threadSearchQuery,
 } from '../schemas';
 import type { RunStatus } from '../../storage/runStore';
+import type { ThreadTtl } from '../../storage/threadStore';
 import { filterFor, type RuntimeServices } from './context';
+import { projectThread } from '../threadProjection';
 
 const threadIdOf = (ctx: Koa.Context) => validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path').threadId;
 
@@ -33,7 +36,10 @@ export function registerThreadRoutes(router: Router, services: RuntimeServices):
     const { threads: page, total } = await threads.search(input, filter);
     ctx.set('X-Pagination-Total', String(total));
     if (input.offset + page.length < total) ctx.set('X-Pagination-Next', String(input.offset + page.length));
-    ctx.body = page;
+    ctx.body =
+      input.select || input.extract
+        ? page.map((thread) => projectThread(thread as unknown as Record<string, unknown>, input.select, input.extract))
+        : page;
   };
 
   // `supersteps` fill the new thread's history through its graph (`metadata.graph_id`), a `threads:update` of it.
@@ -43,6 +49,7 @@ export function registerThreadRoutes(router: Router, services: RuntimeServices):
       metadata: Record<string, unknown> | null;
       if_exists: 'raise' | 'do_nothing';
       supersteps?: Superstep[] | null;
+      ttl?: ThreadTtl | null;
     }>(threadCreateBody, ctx.state.body, 'body');
     const value = { thread_id: body.thread_id, metadata: { ...(body.metadata ?? {}) }, if_exists: body.if_exists };
     const supersteps = body.supersteps ?? [];
@@ -51,6 +58,7 @@ export function registerThreadRoutes(router: Router, services: RuntimeServices):
     }
     const filter = await filterFor(services, ctx, 'threads', 'create', value);
     const thread = await threads.create({ threadId: body.thread_id, metadata: value.metadata, ifExists: body.if_exists }, filter);
+    if (body.ttl) await services.threads.setTtl(thread.thread_id, body.ttl, filter);
     if (supersteps.length > 0) {
       const update = { thread_id: thread.thread_id, supersteps };
       await services.threadState.bulkUpdate(
@@ -78,15 +86,32 @@ export function registerThreadRoutes(router: Router, services: RuntimeServices):
   router.get('/threads/:threadId', async (ctx) => {
     const threadId = threadIdOf(ctx);
     const filter = await filterFor(services, ctx, 'threads', 'read', { thread_id: threadId });
-    ctx.body = await threads.get(threadId, filter);
+    const { include } = validatePart<{ include?: string | string[] }>(threadGetQuery, { ...ctx.query }, 'query');
+    const thread = await threads.get(threadId, filter);
+    // `?include=ttl`: the thread's TTL beside it (the Python server's), null when it has none.
+    const wanted = [include ?? []].flat().flatMap((item) => item.split(','));
+    ctx.body = wanted.includes('ttl') ? { ...thread, ttl: await services.threads.ttlOf(threadId) } : thread;
   });
 
   router.patch('/threads/:threadId', async (ctx) => {
     const threadId = threadIdOf(ctx);
-    const body = validatePart<{ metadata: Record<string, unknown> }>(threadPatchBody, ctx.state.body, 'body');
-    const value = { thread_id: threadId, metadata: { ...body.metadata } };
+    const body = validatePart<{ metadata?: Record<string, unknown>; ttl?: ThreadTtl | null }>(
+      threadPatchBody,
+      ctx.state.body,
+      'body',
+    );
+    const value = {
+      thread_id: threadId,
+      metadata: { ...(body.metadata ?? {}) },
+      ...(body.ttl !== undefined ? { ttl: body.ttl } : {}),
+    };
     const filter = await filterFor(services, ctx, 'threads', 'update', value);
-    ctx.body = await threads.patchMetadata(threadId, value.metadata, filter);
+    if (body.ttl !== undefined && !(await services.threads.setTtl(threadId, body.ttl, filter))) {
+      throw new NotFoundError(`Thread with ID ${threadId} not found.`);
+    }
+    ctx.body = body.metadata
+      ? await threads.patchMetadata(threadId, value.metadata, filter)
+      : await threads.get(threadId, filter);
   });
 
   router.delete('/threads/:threadId', async (ctx) => {

@@ -54,6 +54,15 @@ export function registerThreadStateRoutes(router: Router, services: RuntimeServi
     answerJson(ctx, await services.threadState.get(threadId, await readFilter(ctx, threadId), {}, subgraphs));
   });
 
+  // What the thread's checkpoints occupy (storage/threadStorage.ts); a thread the caller cannot read is 404.
+  router.get('/threads/:threadId/storage', async (ctx) => {
+    const threadId = threadIdOf(ctx);
+    if (!(await services.threads.get(threadId, await readFilter(ctx, threadId)))) {
+      throw new NotFoundError(`Thread with ID ${threadId} not found.`);
+    }
+    ctx.body = await services.threadStorage(threadId);
+  });
+
   router.get('/threads/:threadId/state/:checkpointId', async (ctx) => {
     const { threadId, checkpointId } = validatePart<{ threadId: string; checkpointId: string }>(
       threadCheckpointParams,

@@ -1,0 +1,155 @@
+/**
+ * Protocol-v2 runs beside legacy streams for the same run: each client loop takes a new thread and runs the echo graph
+ * on it once, either (a) legacy: `POST /threads/{id}/runs/stream` (`if_not_exists: create`, updates mode) read to
+ * its end, or (b) protocol v2: `POST /threads/{id}/stream/events` (values, updates, messages, lifecycle) opened, then
+ * `run.start` on `POST /threads/{id}/commands`, read until the root lifecycle ends the run. 1, 8 and 32 clients
+ * against `graphx dev` (one process). Prints runs/s, p50 whole run and server CPU per run; asserts nothing.
+ */
+import crypto from 'node:crypto';
+import http from 'node:http';
+import path from 'node:path';
+import { Client as PgClient } from 'pg';
+import { findFreePort } from '@graphx/kit/net/ports';
+import { ROOT, startProcess, treeCpuMs, type Server } from './runtimeProcess';
+
+const APP_CONFIG = path.join(ROOT, 'test', 'fixtures', 'apps', 'runtime-echo', 'graphx.json');
+const SECONDS_PER_POINT = Number(process.env.BENCH_SECONDS ?? 5);
+const input = { messages: [{ role: 'user', content: 'hi' }] };
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
+const ROOT_END = /"namespace":\[\],"timestamp":\d+,"data":\{"event":"(completed|interrupted|failed)"/;
+
+function request(
+  agent: http.Agent,
+  port: number,
+  pathname: string,
+  body: unknown,
+  onData?: (text: string) => boolean,
+  onHeaders?: () => void,
+) {
+  return new Promise<void>((resolve, reject) => {
+    const text = JSON.stringify(body);
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: pathname,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) },
+      },
+      (response) => {
+        if (response.statusCode !== 200) return reject(new Error(`${pathname}: HTTP ${response.statusCode}`));
+        onHeaders?.();
+        let seen = '';
+        response.on('data', (chunk: Buffer) => {
+          seen += chunk.toString();
+          if (onData?.(seen)) {
+            response.destroy();
+            resolve();
+          }
+        });
+        response.on('end', () => resolve());
+        response.on('error', () => resolve());
+      },
+    );
+    req.on('error', reject);
+    req.end(text);
+  });
+}
+
+const legacyRun = (agent: http.Agent, port: number) =>
+  request(agent, port, `/threads/${crypto.randomUUID()}/runs/stream`, {
+    assistant_id: 'agent',
+    input,
+    stream_mode: 'updates',
+    if_not_exists: 'create',
+  });
+
+async function protocolRun(agent: http.Agent, streams: http.Agent, port: number): Promise<void> {
+  const threadId = crypto.randomUUID();
+  let opened!: () => void;
+  const ready = new Promise<void>((resolve) => (opened = resolve));
+  const ended = request(
+    streams,
+    port,
+    `/threads/${threadId}/stream/events`,
+    { channels: ['values', 'updates', 'messages', 'lifecycle'] },
+    (seen) => ROOT_END.test(seen),
+    opened,
+  );
+  // The stream's headers come at once (flushed): the run starts once the client knows it is listening.
+  await ready;
+  await request(agent, port, `/threads/${threadId}/commands`, {
+    id: 1,
+    method: 'run.start',
+    params: { assistant_id: 'agent', input },
+  });
+  await ended;
+}
+
+async function measure(server: Server, clients: number, kind: 'legacy' | 'protocol') {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
+  // Streams are cut once the run ended: their sockets are not reused.
+  const streams = new http.Agent({ keepAlive: false, maxSockets: clients });
+  const once = () => (kind === 'legacy' ? legacyRun(agent, server.port) : protocolRun(agent, streams, server.port));
+  for (let index = 0; index < clients; index += 1) await once();
+  const totals: number[] = [];
+  const cpuBefore = treeCpuMs(server.pid);
+  const started = performance.now();
+  const deadline = started + SECONDS_PER_POINT * 1000;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (performance.now() < deadline) {
+        const begun = performance.now();
+        await once();
+        totals.push(performance.now() - begun);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const cpuMs = treeCpuMs(server.pid) - cpuBefore;
+  agent.destroy();
+  streams.destroy();
+  return { runsPerSecond: totals.length / seconds, totalP50: median(totals), cpuPerRun: cpuMs / totals.length };
+}
+
+/** Prints legacy and protocol-v2 thread runs side by side. */
+export async function benchRuntimeProtocol(givenDatabaseUri?: string): Promise<void> {
+  const adminUrl = process.env.GRAPHX_BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const databaseName = `gx_bench_v2_${Date.now().toString(36)}`;
+  const admin = givenDatabaseUri ? null : new PgClient({ connectionString: adminUrl });
+  await admin?.connect();
+  await admin?.query(`CREATE DATABASE "${databaseName}"`);
+  const databaseUri = givenDatabaseUri ?? adminUrl.replace(/\/[^/]*$/, `/${databaseName}`);
+  try {
+    await benchOn(databaseUri);
+  } finally {
+    await admin?.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);
+    await admin?.end();
+  }
+}
+
+async function benchOn(databaseUri: string): Promise<void> {
+  const port = await findFreePort();
+  const args = [path.join(ROOT, 'bin', 'graphx.js'), 'dev', '--config', APP_CONFIG, '--port', String(port)];
+  const server = await startProcess(
+    'graphx dev',
+    process.execPath,
+    args,
+    { DATABASE_URI: databaseUri, GRAPHX_LOG_LEVEL: 'warn' },
+    port,
+  );
+  try {
+    console.log(`\nthread runs (a new thread each), legacy stream vs protocol v2, ${SECONDS_PER_POINT} s per point`);
+    console.log('clients   legacy runs/s   protocol-v2 runs/s   legacy p50 ms   v2 p50 ms   legacy CPU ms/run   v2 CPU ms/run');
+    for (const clients of [1, 8, 32]) {
+      const legacy = await measure(server, clients, 'legacy');
+      const protocol = await measure(server, clients, 'protocol');
+      console.log(
+        `${String(clients).padStart(7)} ${legacy.runsPerSecond.toFixed(1).padStart(15)} ${protocol.runsPerSecond.toFixed(1).padStart(20)} ${legacy.totalP50.toFixed(1).padStart(15)} ${protocol.totalP50.toFixed(1).padStart(11)} ${legacy.cpuPerRun.toFixed(2).padStart(19)} ${protocol.cpuPerRun.toFixed(2).padStart(15)}`,
+      );
+    }
+  } finally {
+    await server.stop();
+  }
+}

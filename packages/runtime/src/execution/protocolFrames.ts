@@ -1,0 +1,153 @@
+/**
+ * Protocol v2 events of one run (`@langchain/protocol`: channels values, updates, messages, tools, lifecycle, input,
+ * checkpoints, tasks, custom and `custom:<name>`). The app's own LangGraph makes them: `streamEvents(…, {version:
+ * "v3"})` turns its stream into protocol events (messages as message-start / content-block deltas, tools, subgraph
+ * lifecycle). What the library cannot know is the server's, as the reference server does it: the root lifecycle
+ * (running at the start; completed, interrupted or failed at the end), interrupts as `input.requested` (one per
+ * interrupt id, and no `__interrupt__` in `values`), an update's node beside its values, and state messages in the
+ * protocol's message shape.
+ *
+ * Each event is kept as one row of the run's events (RunEvents) named `protocol:<method>` with its `params`; the row's
+ * id is the event's `seq` on the wire (protocol/wireEvents.ts), so any instance serves it and `since` resumes it.
+ */
+import type { RunnableGraph } from '../graphs';
+import type { GraphRunOutcome, StreamEvent } from './graphStream';
+import { isMessage } from './serialize';
+
+export const PROTOCOL_EVENT_PREFIX = 'protocol:';
+
+export interface ProtocolParams {
+  namespace: string[];
+  timestamp: number;
+  node?: string;
+  data: unknown;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+export function protocolEvent(method: string, namespace: string[], data: unknown, node?: string): StreamEvent {
+  const params: ProtocolParams = { namespace, timestamp: Date.now(), ...(node !== undefined ? { node } : {}), data };
+  return { event: `${PROTOCOL_EVENT_PREFIX}${method}`, data: params };
+}
+
+const MESSAGE_TYPES: Record<string, string> = {
+  assistant: 'ai',
+  user: 'human',
+  human: 'human',
+  ai: 'ai',
+  tool: 'tool',
+  system: 'system',
+};
+
+/** A state message in the protocol's shape: `{type, content, id?, name?, tool_calls?, tool_call_id?, …}`. */
+function stateMessage(value: unknown): unknown {
+  const dict = isMessage(value) ? { ...value.toDict().data, type: value.getType() } : value;
+  if (!isRecord(dict)) return value;
+  const type = MESSAGE_TYPES[String(dict.type ?? dict.role)];
+  if (!type) return value;
+  const message: Record<string, unknown> = { type, content: dict.content ?? '' };
+  for (const key of ['id', 'name', 'tool_call_id', 'status', 'artifact']) if (dict[key] !== undefined) message[key] = dict[key];
+  if (isRecord(dict.response_metadata) && Object.keys(dict.response_metadata).length > 0) {
+    message.response_metadata = dict.response_metadata;
+  }
+  if (type === 'ai') {
+    if (Array.isArray(dict.tool_calls) && dict.tool_calls.length > 0) {
+      message.tool_calls = dict.tool_calls.map((call: Record<string, unknown>) => ({
+        id: call.id,
+        name: call.name,
+        args: call.args,
+        type: 'tool_call',
+      }));
+    }
+    if (Array.isArray(dict.invalid_tool_calls) && dict.invalid_tool_calls.length > 0)
+      message.invalid_tool_calls = dict.invalid_tool_calls;
+  }
+  return message;
+}
+
+/** State values (or an update) with messages in the protocol's shape and interrupts left out. */
+export function protocolState(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map((item) => (isMessage(item) ? stateMessage(item) : item));
+  if (!isRecord(value) || isMessage(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, entry] of Object.entries(value)) {
+    if (key === '__interrupt__') continue;
+    out[key] = key === 'messages' && Array.isArray(entry) ? entry.map(stateMessage) : entry;
+  }
+  return out;
+}
+
+/** `input.requested` data of each interrupt in `interrupts` (`[{id, value}]`). */
+function inputRequests(interrupts: unknown): Array<{ interrupt_id: string; payload: unknown }> {
+  if (!Array.isArray(interrupts)) return [];
+  return interrupts
+    .filter((item): item is Record<string, unknown> => isRecord(item) && typeof item.id === 'string')
+    .map((item) => ({ interrupt_id: item.id as string, payload: item.value ?? null }));
+}
+
+/**
+ * Streams one run as protocol events (see the file's comment); fills `outcome` as graphStream.ts does. A failure is a
+ * root `lifecycle` `failed` event with the error, never a throw.
+ */
+export async function* streamProtocol(
+  graph: RunnableGraph,
+  input: unknown,
+  options: Record<string, unknown> & { signal: AbortSignal },
+  graphName: string,
+  outcome: GraphRunOutcome,
+): AsyncGenerator<StreamEvent> {
+  const asked = new Set<string>();
+  const requests = function* (namespace: string[], interrupts: unknown): Generator<StreamEvent> {
+    for (const request of inputRequests(interrupts)) {
+      if (asked.has(request.interrupt_id)) continue;
+      asked.add(request.interrupt_id);
+      outcome.interrupted = namespace.length === 0 || outcome.interrupted;
+      yield protocolEvent('input.requested', namespace, request);
+    }
+  };
+  yield protocolEvent('lifecycle', [], { event: 'running', graph_name: graphName });
+  try {
+    const events = (await graph.streamEvents(input, { ...options, version: 'v3' })) as AsyncIterable<Record<string, any>>;
+    for await (const item of events) {
+      const method = String(item.method);
+      const params = (item.params ?? {}) as { namespace?: string[]; data?: unknown; node?: string };
+      const namespace = params.namespace ?? [];
+      const data = params.data;
+      if (method === 'lifecycle') {
+        // The root's lifecycle is the server's (it knows how the run ended); a subgraph's is the library's.
+        if (namespace.length > 0) yield protocolEvent('lifecycle', namespace, data);
+      } else if (method === 'values') {
+        if (isRecord(data) && '__interrupt__' in data) {
+          yield* requests(namespace, data.__interrupt__);
+          outcome.interrupted ||= namespace.length === 0;
+          const rest = protocolState(data);
+          if (isRecord(rest) && Object.keys(rest).length === 0) continue;
+        } else if (namespace.length === 0) {
+          outcome.finalValues = data;
+        }
+        yield protocolEvent('values', namespace, protocolState(data));
+      } else if (method === 'updates') {
+        const update = (isRecord(data) ? data : {}) as { node?: string; values?: unknown };
+        if (update.node === '__interrupt__') yield* requests(namespace, update.values);
+        else yield protocolEvent('updates', namespace, protocolState(update.values ?? {}), update.node);
+      } else if (method.startsWith('custom:')) {
+        yield protocolEvent('custom', namespace, { name: method.slice('custom:'.length), payload: data });
+      } else {
+        yield protocolEvent(method, namespace, data, params.node);
+      }
+    }
+    outcome.status = outcome.interrupted ? 'interrupted' : 'success';
+    yield protocolEvent('lifecycle', [], { event: outcome.interrupted ? 'interrupted' : 'completed', graph_name: graphName });
+  } catch (error) {
+    if (options.signal.aborted) {
+      outcome.status = 'interrupted';
+      yield protocolEvent('lifecycle', [], { event: 'interrupted', graph_name: graphName });
+      return;
+    }
+    const failure = error as Error;
+    outcome.status = 'error';
+    outcome.error = { error: failure?.name || 'Error', message: failure?.message ?? String(error) };
+    yield protocolEvent('lifecycle', [], { event: 'failed', graph_name: graphName, error: outcome.error.message });
+  }
+}

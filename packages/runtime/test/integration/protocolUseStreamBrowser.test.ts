@@ -1,0 +1,181 @@
+/**
+ * The new `useStream` of `@langchain/react` (protocol v2, from the npm registry) in headless Chromium (Debian's
+ * `chromium` driven by playwright-core) against `graphx dev` on the chat app: first load, submit, streamed tokens, an
+ * interrupt and its resume, a reload in the middle of a run that re-attaches, over SSE and over the WebSocket
+ * transport, without one 4xx/5xx in the page's network log. The page (test/fixtures/browser/protocolChatPage.tsx) is
+ * served from the runtime's origin by a loopback proxy (WebSocket upgrades included), as useStreamBrowser.test.ts does.
+ */
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import { Client } from '@langchain/langgraph-sdk';
+import * as esbuild from 'esbuild';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { createTestDatabase, projectRoot, startDevRuntime, type RuntimeProcess } from './support/runtimeHarness';
+
+declare const document: any;
+
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let runtime: RuntimeProcess;
+let pageServer: http.Server;
+let pageUrl: string;
+let browser: Browser;
+let client: Client;
+
+function servePage(bundle: string, runtimeUrl: string): http.Server {
+  const html = '<!doctype html><html><body><div id="root"></div><script type="module" src="/app.js"></script></body></html>';
+  const target = new URL(runtimeUrl);
+  const server = http.createServer((req, res) => {
+    const pathname = new URL(req.url ?? '/', 'http://page').pathname;
+    if (req.method === 'GET' && pathname === '/') return void res.writeHead(200, { 'content-type': 'text/html' }).end(html);
+    if (req.method === 'GET' && pathname === '/app.js') {
+      return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
+    }
+    const upstream = http.request(
+      new URL(req.url ?? '/', runtimeUrl),
+      { method: req.method, headers: { ...req.headers, host: target.host } },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => res.destroy());
+    res.on('close', () => upstream.destroy());
+    req.pipe(upstream);
+  });
+  // WebSocket handshakes go through as bytes: the request head again, then both ways.
+  server.on('upgrade', (req, socket, head) => {
+    const upstream = net.connect(Number(target.port), target.hostname, () => {
+      const lines = [`${req.method} ${req.url} HTTP/1.1`];
+      for (let index = 0; index < req.rawHeaders.length; index += 2)
+        lines.push(`${req.rawHeaders[index]}: ${req.rawHeaders[index + 1]}`);
+      upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
+      upstream.write(head);
+      socket.pipe(upstream).pipe(socket);
+    });
+    upstream.on('error', () => socket.destroy());
+    socket.on('error', () => upstream.destroy());
+  });
+  return server;
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase('browserv2');
+  runtime = await startDevRuntime('runtime-chat', database.url);
+  client = new Client({ apiUrl: runtime.url, apiKey: null });
+  const built = await esbuild.build({
+    entryPoints: [path.join(projectRoot, 'test', 'fixtures', 'browser', 'protocolChatPage.tsx')],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'browser',
+    define: { 'process.env.NODE_ENV': '"production"' },
+    logLevel: 'warning',
+  });
+  pageServer = servePage(built.outputFiles[0]!.text, runtime.url);
+  await new Promise<void>((resolve) => pageServer.listen(0, '127.0.0.1', resolve));
+  pageUrl = `http://127.0.0.1:${(pageServer.address() as { port: number }).port}/`;
+  const args = process.getuid?.() === 0 ? ['--no-sandbox'] : [];
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  pageServer?.closeAllConnections();
+  await new Promise((resolve) => pageServer?.close(resolve));
+  await runtime?.stop();
+  await database?.drop();
+});
+
+/** A page with its network log: every answer of 400 or more is noted (the test expects none). */
+async function openChat(query: Record<string, string> = {}): Promise<{ page: Page; failures: string[] }> {
+  const page = await (await browser.newContext()).newPage();
+  const failures: string[] = [];
+  page.on('response', (response) => {
+    if (response.status() >= 400) failures.push(`${response.status()} ${response.request().method()} ${response.url()}`);
+  });
+  page.on('requestfailed', (request) => {
+    // A stream the page itself closed (a reload, a finished run) is not a failure of the server.
+    if (!/ERR_ABORTED/.test(request.failure()?.errorText ?? '')) failures.push(`failed ${request.method()} ${request.url()}`);
+  });
+  page.on('pageerror', (error) => failures.push(`page error: ${error.message}`));
+  await page.goto(`${pageUrl}?${new URLSearchParams(query)}`);
+  return { page, failures };
+}
+
+async function send(page: Page, text: string): Promise<void> {
+  await page.fill('#draft', text);
+  await page.click('#send');
+}
+
+const messages = (page: Page) =>
+  page.$$eval('#messages li', (items) => items.map((item) => `${item.getAttribute('data-type')}: ${item.textContent}`));
+const threadOf = (page: Page) => new URL(page.url()).searchParams.get('thread')!;
+
+async function waitForPartialAnswer(page: Page, finalText: string): Promise<void> {
+  await page.waitForFunction(
+    (final) => {
+      const answer = [...document.querySelectorAll('#messages li[data-type="ai"]')].at(-1)?.textContent ?? '';
+      return answer.length > 0 && answer !== final && final.startsWith(answer);
+    },
+    finalText,
+    { polling: 'raf', timeout: 30_000 },
+  );
+}
+
+async function waitForAnswer(page: Page, text: string): Promise<void> {
+  await page.waitForFunction(
+    (expected) => [...document.querySelectorAll('#messages li[data-type="ai"]')].at(-1)?.textContent === expected,
+    text,
+    { timeout: 30_000 },
+  );
+  await page.waitForFunction(() => document.querySelector('#status')?.textContent === 'idle', undefined, { timeout: 30_000 });
+}
+
+const longAnswer = (text: string) => `You said: ${text}. ${'la '.repeat(20)}the end.`;
+
+test.each(['sse', 'websocket'])(
+  'over %s: first load, a message whose answer streams in token by token, then an interrupt answered from the page',
+  async (transport) => {
+    const { page, failures } = await openChat({ transport });
+    await send(page, 'hello there');
+    await waitForPartialAnswer(page, 'You said: hello there.');
+    await waitForAnswer(page, 'You said: hello there.');
+    expect(await messages(page)).toEqual(['human: hello there', 'ai: You said: hello there.']);
+
+    await send(page, 'ask me something');
+    await page.waitForFunction(() => document.querySelector('#question')?.textContent === 'Which colour?', undefined, {
+      timeout: 30_000,
+    });
+    await send(page, 'blue');
+    await waitForAnswer(page, 'You chose blue.');
+    const threadId = threadOf(page);
+    const state = await client.threads.getState<{ messages: Array<{ content: unknown }> }>(threadId);
+    expect(state.values.messages).toHaveLength(4);
+    // The run that stopped at the interrupt is recorded interrupted; the resume and the first message succeeded.
+    expect((await client.runs.list(threadId)).map((run) => run.status).sort()).toEqual(['interrupted', 'success', 'success']);
+    expect(await page.textContent('#error')).toBe('');
+    expect(failures).toEqual([]);
+    await page.context().close();
+  },
+);
+
+test('a reload during a long answer re-attaches to the run and shows it streaming on to its end, run once', async () => {
+  const { page, failures } = await openChat();
+  await send(page, 'tell a long story');
+  await page.waitForFunction(
+    () => document.querySelector('#messages li[data-type="ai"]')?.textContent?.includes('la la'),
+    undefined,
+    {
+      timeout: 30_000,
+    },
+  );
+  const threadId = threadOf(page);
+  await page.reload();
+  await waitForPartialAnswer(page, longAnswer('tell a long story'));
+  await waitForAnswer(page, longAnswer('tell a long story'));
+  expect(await messages(page)).toEqual(['human: tell a long story', `ai: ${longAnswer('tell a long story')}`]);
+  expect((await client.runs.list(threadId)).map((run) => run.status)).toEqual(['success']);
+  expect(failures).toEqual([]);
+  await page.context().close();
+});
