@@ -12,6 +12,7 @@ import {
   type ResourceSpec,
   type Runner,
 } from '../pipeline/resourceSpec';
+import type { GraphxConfig } from '../config';
 import type { SourceConfig } from './schemas';
 
 /** What the API knows of where revisions run. `auto` is decided by the worker: warnings name the container runner's. */
@@ -63,4 +64,9 @@ export function checkResourceSpec(sourceConfig: SourceConfig, policy: RunnerPoli
     warnings.push(`listener_config.k8s_namespace has no effect: the ${runner} runner does not run on Kubernetes.`);
   }
   return warnings;
+}
+
+/** The policy of a control plane whose revisions run where GRAPHX_RUNNER says (Kubernetes: see the target's settings). */
+export function runnerPolicyOf(config: Pick<GraphxConfig, 'runner'>): RunnerPolicy {
+  return { runner: config.runner };
 }

@@ -21,12 +21,15 @@ import {
 } from './rules';
 import type { CreateDeploymentRequest, PatchDeploymentRequest, Secret, SourceConfig, SourceRevisionConfig } from './schemas';
 import { deploymentView } from './views';
+import { checkResourceSpec, runnerPolicyOf, type RunnerPolicy } from './resourceSpecPolicy';
 
 export interface DeploymentServiceDeps {
   config: GraphxConfig;
   db: Db;
   secretBox: SecretBox;
   temporal: Client;
+  /** Where revisions run, for the resource_spec checks (default: from GRAPHX_RUNNER). */
+  resourcePolicy?: RunnerPolicy;
 }
 
 const PG_UNIQUE_VIOLATION = '23505';
@@ -55,6 +58,7 @@ export class DeploymentService {
       ...request.source_config,
       custom_url: request.source === 'codehost' ? null : request.source_config.custom_url,
     };
+    const warnings = checkResourceSpec(sourceConfig, this.resourcePolicy());
 
     const deploymentId = crypto.randomUUID();
     // Two tenants creating the same name at once can both see the gateway path free; the loser of the unique index
@@ -92,6 +96,8 @@ export class DeploymentService {
             sourceConfig,
             revisionConfig,
             request.secrets,
+            null,
+            warnings,
           );
         });
         break;
@@ -105,7 +111,12 @@ export class DeploymentService {
       }
     }
     pokeOutboxRelays();
-    return this.get(tenantId, deploymentId);
+    return { ...(await this.get(tenantId, deploymentId)), warnings };
+  }
+
+  /** What the resource_spec checks know of where revisions run. */
+  private resourcePolicy(): RunnerPolicy {
+    return this.deps.resourcePolicy ?? runnerPolicyOf(this.deps.config);
   }
 
   async get(tenantId: string, deploymentId: string): Promise<Record<string, unknown>> {
@@ -122,6 +133,7 @@ export class DeploymentService {
   }
 
   async patch(tenantId: string, deploymentId: string, request: PatchDeploymentRequest): Promise<Record<string, unknown>> {
+    let warnings: string[] = [];
     await this.deps.db.transaction(async (trx) => {
       const deployments = new DeploymentRepository(trx);
       const deployment = await deployments.find(tenantId, deploymentId, { forUpdate: true });
@@ -141,6 +153,7 @@ export class DeploymentService {
         if (value !== null && value !== undefined && key !== 'custom_url') (sourceConfig as Record<string, unknown>)[key] = value;
       }
       if (deployment.source !== 'codehost' && patchConfig.custom_url) sourceConfig.custom_url = patchConfig.custom_url;
+      warnings = checkResourceSpec(sourceConfig, this.resourcePolicy());
 
       const latest = deployment.latestRevisionId
         ? await new RevisionRepository(trx).find(deploymentId, deployment.latestRevisionId)
@@ -174,10 +187,10 @@ export class DeploymentService {
       }
       const revisionConfig = { ...(latest?.sourceRevisionConfig ?? {}), ...revisionPatch };
       delete revisionConfig.repo_commit_sha;
-      await this.addRevision(trx, deployment, sourceConfig, revisionConfig, secrets);
+      await this.addRevision(trx, deployment, sourceConfig, revisionConfig, secrets, null, warnings);
     });
     pokeOutboxRelays();
-    return this.get(tenantId, deploymentId);
+    return { ...(await this.get(tenantId, deploymentId)), warnings };
   }
 
   /** A new revision with an older revision's configuration (rollback). */
@@ -249,8 +262,10 @@ export class DeploymentService {
     revisionConfig: SourceRevisionConfig,
     secrets: Secret[],
     redeployedFrom: Pick<RevisionRecord, 'id' | 'repoCommitSha'> | null = null,
+    warnings: string[] = [],
   ): Promise<RevisionRecord> {
-    const revision = await new RevisionRepository(trx).insert({
+    const revisions = new RevisionRepository(trx);
+    const revision = await revisions.insert({
       id: crypto.randomUUID(),
       deploymentId: deployment.id,
       tenantId: deployment.tenantId,
@@ -261,6 +276,7 @@ export class DeploymentService {
       redeployedFromRevisionId: redeployedFrom?.id ?? null,
       repoCommitSha: redeployedFrom?.repoCommitSha ?? null,
     });
+    await revisions.appendLogs(revision.id, 'warn', warnings);
     await new DeploymentRepository(trx).update(deployment.id, { latestRevisionId: revision.id });
     const message: OutboxMessage = {
       kind: 'enqueue_revision',
