@@ -1,9 +1,10 @@
 /**
  * `npm run bench`: every benchmark in turn, printing figures (nothing is asserted).
- * `BENCH_ONLY=runtime`, `BENCH_ONLY=pipeline` or `BENCH_ONLY=controlplane` runs one; `BENCH_ONLY=runtime-background`
+ * `BENCH_ONLY=runtime`, `BENCH_ONLY=pipeline`, `BENCH_ONLY=controlplane` or `BENCH_ONLY=kubernetes` runs one; `BENCH_ONLY=runtime-background`
  * runs only the background-run and join-stream part of bench/runtime.
  */
 import { benchControlPlane } from './controlplane';
+import { benchKubernetes } from './kubernetes';
 import { benchPipeline } from './pipeline';
 import { benchRuntime } from './runtime';
 import { benchRuntimeBackground } from './runtimeBackground';
@@ -13,6 +14,7 @@ const benchmarks: Array<[string, string, () => Promise<void>]> = [
   ['runtime-background', 'background runs and join streams only (also part of bench/runtime)', () => benchRuntimeBackground()],
   ['controlplane', 'the reads CI polls (GET /ok, deployment, revision, revisions) vs a bare Koa + pg lookup', benchControlPlane],
   ['pipeline', 'create→DEPLOYED of a small LangGraph.js repository, and the orchestration overhead', benchPipeline],
+  ['kubernetes', 'apply + rollout detection on the test API server, and a 200-deployment reconcile', benchKubernetes],
 ];
 
 async function main(): Promise<void> {
