@@ -103,4 +103,3 @@ export async function benchKubernetes(): Promise<void> {
     await cluster.stop();
   }
 }
-

@@ -12,6 +12,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { findFreePort } from '@graphx/kit/net/ports';
@@ -34,6 +35,11 @@ export interface TestCluster {
   caPem: string;
   /** A kubeconfig file for a bearer token (e.g. a service account's, from the TokenRequest API). */
   kubeconfigForToken: (token: string) => string;
+  /**
+   * What the simulated kubelet of SIMULATED_NODE serves as container logs (`<namespace>/<pod>/<container>` → lines
+   * `<RFC 3339 time> <text>`); pods bound to that node get their logs through the API server from it. Local only.
+   */
+  kubeletLogs: Map<string, string[]>;
   stop: () => Promise<void>;
 }
 
@@ -167,6 +173,7 @@ export async function startTestCluster(): Promise<TestCluster> {
       caPem: ca ? Buffer.from(ca, 'base64').toString('utf8') : '',
       kubeconfigForToken: (token) =>
         writeTokenConfig(os.tmpdir(), admin.server, ca ? Buffer.from(ca, 'base64').toString() : '', token),
+      kubeletLogs: new Map(),
       stop: async () => admin.close(),
     };
   }
@@ -178,7 +185,10 @@ export async function startTestCluster(): Promise<TestCluster> {
   let etcd: ChildProcess | null = null;
   let apiserver: ChildProcess | null = null;
   let controllerManager: ChildProcess | null = null;
+  const kubeletLogs = new Map<string, string[]>();
+  const kubelet = await startSimulatedKubelet(dir, kubeletLogs);
   const stopAll = async () => {
+    await new Promise<void>((resolve) => kubelet.server.close(() => resolve()));
     await stopDaemon(controllerManager);
     await stopDaemon(apiserver);
     await stopDaemon(etcd);
@@ -223,6 +233,7 @@ export async function startTestCluster(): Promise<TestCluster> {
         '--enable-priority-and-fairness=false',
         '--profiling=false',
         '--endpoint-reconciler-type=none',
+        '--kubelet-preferred-address-types=InternalIP',
         '--v=1',
       ],
       apiLog,
@@ -267,8 +278,19 @@ export async function startTestCluster(): Promise<TestCluster> {
       kind: 'Node',
       metadata: { name: SIMULATED_NODE, labels: { 'kubernetes.io/hostname': SIMULATED_NODE } },
     } as never);
+    await admin.request('PATCH', `/api/v1/nodes/${SIMULATED_NODE}/status`, {
+      contentType: 'application/merge-patch+json',
+      body: {
+        status: {
+          addresses: [{ type: 'InternalIP', address: '127.0.0.1' }],
+          daemonEndpoints: { kubeletEndpoint: { Port: kubelet.port } },
+          conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'simulated' }],
+        },
+      },
+    });
     return {
       real: false,
+      kubeletLogs,
       admin,
       adminKubeconfig,
       server,
@@ -297,4 +319,30 @@ export async function createTestNamespace(cluster: TestCluster, prefix: string):
   const name = `${prefix}-${crypto.randomBytes(3).toString('hex')}`;
   await cluster.admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'graphx.dev/test': 'true' } } });
   return name;
+}
+
+/**
+ * The one part of a kubelet the tests need from a node: `GET /containerLogs/<ns>/<pod>/<container>` (with
+ * `tailLines` and `timestamps`), which the API server proxies for `pods/<pod>/log`. HTTPS with the serving
+ * certificate (the API server does not verify kubelets without --kubelet-certificate-authority).
+ */
+async function startSimulatedKubelet(dir: string, logs: Map<string, string[]>): Promise<{ server: https.Server; port: number }> {
+  const server = https.createServer(
+    { cert: fs.readFileSync(path.join(dir, 'apiserver.crt')), key: fs.readFileSync(path.join(dir, 'apiserver.key')) },
+    (request, response) => {
+      const url = new URL(request.url ?? '/', 'https://kubelet');
+      const match = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(url.pathname);
+      const lines = match ? logs.get(`${match[1]}/${match[2]}/${match[3]}`) : undefined;
+      if (!lines) {
+        response.writeHead(404).end('not found');
+        return;
+      }
+      const tail = Number(url.searchParams.get('tailLines') ?? lines.length);
+      const timestamps = url.searchParams.get('timestamps') === 'true';
+      const chosen = lines.slice(-tail).map((line) => (timestamps ? line : line.replace(/^\S+ /, '')));
+      response.writeHead(200, { 'Content-Type': 'text/plain' }).end(chosen.map((line) => `${line}\n`).join(''));
+    },
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return { server, port: (server.address() as { port: number }).port };
 }
