@@ -10,6 +10,9 @@
  * target ≤ 60 s) and again with every object in place; objects applied per second. Asserts nothing.
  */
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { loadConfig } from '../src/config';
 import { createDb, migrateToLatest, type Db } from '../src/db/knex';
@@ -21,6 +24,7 @@ import { loadKubeSettings } from '../src/targets/kubernetes/settings';
 import { startTestCluster } from '../test/support/kubeCluster';
 import { graphxAccount, kubeDeployment, kubeRevision } from '../test/support/kubeFixtures';
 import { keepPodsReady } from '../test/support/kubePods';
+import { testPostgres } from '../test/support/testPostgres';
 
 const ROLLOUTS = Number(process.env.BENCH_KUBE_ROLLOUTS ?? 15);
 const DEPLOYMENTS = Number(process.env.BENCH_KUBE_DEPLOYMENTS ?? 200);
@@ -33,10 +37,13 @@ const quantile = (values: number[], q: number) => {
 
 async function withBenchDatabase<T>(fn: (db: Db, url: string) => Promise<T>): Promise<T> {
   const name = `graphx_bench_kube_${Date.now().toString(36)}`;
-  const admin = new PgClient({ connectionString: ADMIN_URL });
+  // The machine's PostgreSQL when it answers (trust auth), else an embedded one, as `npm test` does.
+  const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-bench-kube-'));
+  const { adminUrl, embedded } = await testPostgres(ADMIN_URL, runDir, ADMIN_URL);
+  const admin = new PgClient({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE "${name}"`);
-  const url = ADMIN_URL.replace(/\/[^/]*$/, `/${name}`);
+  const url = adminUrl.replace(/\/[^/]*$/, `/${name}`);
   const db = createDb(url, 10);
   try {
     await migrateToLatest(db);
@@ -45,6 +52,8 @@ async function withBenchDatabase<T>(fn: (db: Db, url: string) => Promise<T>): Pr
     await db.destroy();
     await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     await admin.end();
+    await embedded?.stop();
+    fs.rmSync(runDir, { recursive: true, force: true });
   }
 }
 

@@ -261,7 +261,8 @@ export class KubernetesTarget implements DeploymentTarget {
         const deployment = deployments[next++] as { id: string; active_revision_id: string };
         try {
           const spec = await loadRevisionSpec(db, secretBox, deployment.active_revision_id);
-          applied += (await this.applyRevision(spec)).objects.length;
+          const { objects } = await this.applyRevision(spec);
+          applied += objects.length; // Not `applied += await …`: that reads `applied` before the await.
         } catch (error) {
           logger.error({ err: error, deploymentId: deployment.id }, 'could not reconcile the objects of a deployment');
         }
