@@ -6,7 +6,9 @@ module.exports = {
   testMatch: ['<rootDir>/test/**/*.test.ts', '<rootDir>/packages/*/test/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/test/fixtures/'],
   // The official LangGraph JS client requires these ESM-only packages from CommonJS; SWC compiles them for jest.
-  transformIgnorePatterns: ['/node_modules/(?!(p-retry|is-network-error|p-queue|p-timeout)/)(?!.*/node_modules/)'],
+  transformIgnorePatterns: [
+    '/node_modules/(?!(p-retry|is-network-error|p-queue|p-timeout|@kubernetes/client-node|openid-client|oauth4webapi|jose|jsonpath-plus|rfc4648)/)(?!.*/node_modules/)',
+  ],
   modulePathIgnorePatterns: ['<rootDir>/test/fixtures/', '<rootDir>/data/', '<rootDir>/.test-data/'],
   setupFiles: ['<rootDir>/test/support/quietTemporal.ts'],
   globalSetup: '<rootDir>/test/support/globalSetup.ts',

@@ -1,12 +1,14 @@
 /**
  * `npm run bench`: every benchmark in turn, printing figures (nothing is asserted).
- * `BENCH_ONLY=runtime`, `BENCH_ONLY=pipeline`, `BENCH_ONLY=controlplane` or `BENCH_ONLY=console` runs one;
+ * `BENCH_ONLY=runtime`, `BENCH_ONLY=pipeline`, `BENCH_ONLY=controlplane`,
+ * `BENCH_ONLY=console` or `BENCH_ONLY=kubernetes` runs one;
  * `BENCH_ONLY=runtime-background` runs only the background-run and join-stream part of bench/runtime,
  * `BENCH_ONLY=runtime-protocol` the legacy vs protocol-v2 thread-run part.
  */
 import { benchConsole } from './console';
 import { benchAdminUrl } from './support';
 import { benchControlPlane } from './controlplane';
+import { benchKubernetes } from './kubernetes';
 import { benchPipeline } from './pipeline';
 import { benchRuntime } from './runtime';
 import { benchRuntimeBackground } from './runtimeBackground';
@@ -19,6 +21,7 @@ const benchmarks: Array<[string, string, () => Promise<void>]> = [
   ['controlplane', 'the reads CI polls (GET /ok, deployment, revision, revisions) vs a bare Koa + pg lookup', benchControlPlane],
   ['pipeline', 'create→DEPLOYED of a small LangGraph.js repository, and the orchestration overhead', benchPipeline],
   ['console', "the web console's first-load JavaScript (gzipped) and a 50-node graph picture's render time", benchConsole],
+  ['kubernetes', 'apply + rollout detection on the test API server, and a 200-deployment reconcile', benchKubernetes],
 ];
 
 async function main(): Promise<void> {

@@ -44,15 +44,9 @@ export async function createPushRevisions(
       if (!refFollowed(revisionConfig.repo_ref ?? 'main', delivery.push.ref)) continue;
       delete revisionConfig.repo_commit_sha;
       const secrets = latest ? service.decryptSecrets(latest) : [];
-      const revision = await service.addRevision(
-        trx,
-        deployment,
-        deployment.sourceConfig,
-        revisionConfig,
-        secrets,
-        null,
-        delivery.push.commitSha,
-      );
+      const revision = await service.addRevision(trx, deployment, deployment.sourceConfig, revisionConfig, secrets, {
+        commitSha: delivery.push.commitSha,
+      });
       revisions.push({ deployment_id: deployment.id, revision_id: revision.id });
     }
     await deliveries.setRevisionsCreated(delivery.providerPk, delivery.deliveryId, revisions.length);

@@ -22,12 +22,15 @@ import {
 } from './rules';
 import type { CreateDeploymentRequest, PatchDeploymentRequest, Secret, SourceConfig, SourceRevisionConfig } from './schemas';
 import { deploymentView } from './views';
+import { checkResourceSpec, runnerPolicyOf, type RunnerPolicy } from './resourceSpecPolicy';
 
 export interface DeploymentServiceDeps {
   config: GraphxConfig;
   db: Db;
   secretBox: SecretBox;
   temporal: Client;
+  /** Where revisions run, for the resource_spec checks (default: from GRAPHX_RUNNER). */
+  resourcePolicy?: RunnerPolicy;
 }
 
 const PG_UNIQUE_VIOLATION = '23505';
@@ -62,6 +65,7 @@ export class DeploymentService {
       ...request.source_config,
       custom_url: checkCustomUrl(config, request.source_config.custom_url),
     };
+    const warnings = checkResourceSpec(sourceConfig, this.resourcePolicy());
 
     const deploymentId = crypto.randomUUID();
     // Two tenants creating the same name at once can both see the gateway path free; the loser of the unique index
@@ -99,6 +103,7 @@ export class DeploymentService {
             sourceConfig,
             revisionConfig,
             request.secrets,
+            { warnings },
           );
         });
         break;
@@ -113,7 +118,12 @@ export class DeploymentService {
       }
     }
     pokeOutboxRelays();
-    return this.get(tenantId, deploymentId);
+    return { ...(await this.get(tenantId, deploymentId)), warnings };
+  }
+
+  /** What the resource_spec checks know of where revisions run. */
+  private resourcePolicy(): RunnerPolicy {
+    return this.deps.resourcePolicy ?? runnerPolicyOf(this.deps.config);
   }
 
   async get(tenantId: string, deploymentId: string): Promise<Record<string, unknown>> {
@@ -133,6 +143,7 @@ export class DeploymentService {
   }
 
   async patch(tenantId: string, deploymentId: string, request: PatchDeploymentRequest): Promise<Record<string, unknown>> {
+    let warnings: string[] = [];
     await this.deps.db
       .transaction(async (trx) => {
         const deployments = new DeploymentRepository(trx);
@@ -157,6 +168,7 @@ export class DeploymentService {
         if (patchConfig.custom_url && patchConfig.custom_url !== deployment.url) {
           sourceConfig.custom_url = checkCustomUrl(this.deps.config, patchConfig.custom_url);
         }
+        warnings = checkResourceSpec(sourceConfig, this.resourcePolicy());
 
         const latest = deployment.latestRevisionId
           ? await new RevisionRepository(trx).find(deploymentId, deployment.latestRevisionId)
@@ -190,7 +202,7 @@ export class DeploymentService {
         }
         const revisionConfig = { ...(latest?.sourceRevisionConfig ?? {}), ...revisionPatch };
         delete revisionConfig.repo_commit_sha;
-        await this.addRevision(trx, deployment, sourceConfig, revisionConfig, secrets);
+        await this.addRevision(trx, deployment, sourceConfig, revisionConfig, secrets, { warnings });
       })
       .catch((error: { code?: string; constraint?: string }) => {
         if (error.code === PG_UNIQUE_VIOLATION && error.constraint === CUSTOM_URL_INDEX) {
@@ -199,7 +211,7 @@ export class DeploymentService {
         throw error;
       });
     pokeOutboxRelays();
-    return this.get(tenantId, deploymentId);
+    return { ...(await this.get(tenantId, deploymentId)), warnings };
   }
 
   /** A new revision with an older revision's configuration (rollback). */
@@ -216,7 +228,9 @@ export class DeploymentService {
       const revisionConfig = { ...older.sourceRevisionConfig };
       delete revisionConfig.repo_commit_sha;
       // The earlier revision's commit, not the tip its ref points at now: a rollback runs what ran before.
-      await this.addRevision(trx, deployment, sourceConfig, revisionConfig, this.decryptSecrets(older), older);
+      await this.addRevision(trx, deployment, sourceConfig, revisionConfig, this.decryptSecrets(older), {
+        redeployedFrom: older,
+      });
     });
     pokeOutboxRelays();
     return this.get(tenantId, deploymentId);
@@ -265,8 +279,9 @@ export class DeploymentService {
   }
 
   /**
-   * A new revision and its outbox row (call inside the caller's transaction, then `pokeOutboxRelays()`). `commitSha`:
-   * the commit to build instead of the ref's tip (a redeploy's, a push's).
+   * A new revision and its outbox row (call inside the caller's transaction, then `pokeOutboxRelays()`).
+   * `redeployedFrom`: the revision a redeploy copies (its commit is built); `commitSha`: the commit to build instead of
+   * the ref's tip (a push's); `warnings`: lines for the revision's log (resource_spec fields this target ignores).
    */
   async addRevision(
     trx: DbOrTx,
@@ -274,10 +289,15 @@ export class DeploymentService {
     sourceConfig: SourceConfig,
     revisionConfig: SourceRevisionConfig,
     secrets: Secret[],
-    redeployedFrom: Pick<RevisionRecord, 'id' | 'repoCommitSha'> | null = null,
-    commitSha: string | null = null,
+    options: {
+      redeployedFrom?: Pick<RevisionRecord, 'id' | 'repoCommitSha'>;
+      commitSha?: string;
+      warnings?: string[];
+    } = {},
   ): Promise<RevisionRecord> {
-    const revision = await new RevisionRepository(trx).insert({
+    const { redeployedFrom = null, commitSha = null, warnings = [] } = options;
+    const revisions = new RevisionRepository(trx);
+    const revision = await revisions.insert({
       id: crypto.randomUUID(),
       deploymentId: deployment.id,
       tenantId: deployment.tenantId,
@@ -288,6 +308,7 @@ export class DeploymentService {
       redeployedFromRevisionId: redeployedFrom?.id ?? null,
       repoCommitSha: redeployedFrom?.repoCommitSha ?? commitSha,
     });
+    await revisions.appendLogs(revision.id, 'warn', warnings);
     await new DeploymentRepository(trx).update(deployment.id, { latestRevisionId: revision.id });
     const message: OutboxMessage = {
       kind: 'enqueue_revision',

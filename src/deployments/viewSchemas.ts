@@ -77,6 +77,11 @@ export const deploymentViewSchema = Joi.object({
   tracing_project_id: id.allow(null).required(),
   created_at: timestamp.required(),
   updated_at: timestamp.required(),
+  warnings: Joi.array()
+    .items(Joi.string())
+    .description(
+      'Create and PATCH only: each resource_spec field that has no effect where revisions run (also in the revision log)',
+    ),
 })
   .description('A deployment')
   .example({

@@ -180,6 +180,12 @@ export class RevisionRepository {
     return rows.map(toLogLine);
   }
 
+  /** Adds lines to a revision's log (the create/PATCH warnings; the pipeline's steps write theirs in batches). */
+  async appendLogs(revisionId: string, level: 'info' | 'warn' | 'error', messages: string[]): Promise<void> {
+    if (messages.length === 0) return;
+    await this.db('revision_logs').insert(messages.map((message) => ({ revision_id: revisionId, level, message })));
+  }
+
   async appLogs(deploymentId: string, options: { order: 'asc' | 'desc'; limit: number; offset: number }): Promise<LogLine[]> {
     const rows = await this.db('app_logs')
       .where({ deployment_id: deploymentId })

@@ -395,4 +395,68 @@ describe('deployments API (CONTRACT §2.1–§2.3)', () => {
       expect(patch.status).toBe(409);
     });
   });
+
+  describe('resource_spec policy (issue 21)', () => {
+    it('names each field the process runner ignores in the create response and in the revision log', async () => {
+      const response = await create(
+        validBody(uniqueName(), {
+          source_config: {
+            repo_url: 'https://example.com/acme/agent.git',
+            resource_spec: { min_scale: 2, max_scale: 6, labels: { team: 'agents' } },
+          },
+        }),
+      );
+      expect(response.status).toBe(201);
+      expect(response.body.warnings).toEqual([
+        expect.stringMatching(/^resource_spec\.max_scale has no effect: the process runner/),
+        expect.stringMatching(/^resource_spec\.labels has no effect: the process runner/),
+      ]);
+      const logs = await call()
+        .get(`/v2/deployments/${response.body.id}/revisions/${response.body.latest_revision_id}/logs`)
+        .set('X-Api-Key', key);
+      expect(logs.body.logs.map((line: { level: string; message: string }) => `${line.level} ${line.message}`)).toEqual(
+        response.body.warnings.map((warning: string) => `warn ${warning}`),
+      );
+    });
+
+    it('refuses a volumes entry naming a hostPath with a 422 that names it, and creates nothing', async () => {
+      const name = uniqueName();
+      const response = await create(
+        validBody(name, {
+          source_config: {
+            repo_url: 'https://example.com/acme/agent.git',
+            resource_spec: { volumes: [{ name: 'docker', hostPath: { path: '/var/run/docker.sock' } }] },
+          },
+        }),
+      );
+      expect(response.status).toBe(422);
+      expect(response.body.detail[0].loc).toEqual(['body', 'source_config', 'resource_spec', 'volumes', 0, 'hostPath']);
+      const list = await call().get(`/v2/deployments?name_contains=${name}`).set('X-Api-Key', key);
+      expect(list.body.resources).toEqual([]);
+    });
+
+    it('refuses a PATCH adding a privileged sidecar with a 422 and makes no revision', async () => {
+      const created = (await create(validBody(uniqueName()))).body;
+      const patch = await call()
+        .patch(`/v2/deployments/${created.id}`)
+        .set('X-Api-Key', key)
+        .send({
+          source_config: {
+            resource_spec: { sidecars: [{ name: 'debug', image: 'busybox', securityContext: { privileged: true } }] },
+          },
+        });
+      expect(patch.status).toBe(422);
+      expect(patch.body.detail[0].loc).toEqual([
+        'body',
+        'source_config',
+        'resource_spec',
+        'sidecars',
+        0,
+        'securityContext',
+        'privileged',
+      ]);
+      const after = await call().get(`/v2/deployments/${created.id}`).set('X-Api-Key', key);
+      expect(after.body.latest_revision_id).toBe(created.latest_revision_id);
+    });
+  });
 });
