@@ -1,6 +1,7 @@
 /**
  * Teardown of a deleted deployment: stop its instances, drop its database and role, delete its service tokens, the
- * images built for it (container runner; pulled `image_uri`s may be shared and stay) and build directories, optionally its tracing project, then mark it deleted. Every step tolerates having been done
+ * builder's artefacts (the container runner's images; pulled `image_uri`s may be shared and stay) and build
+ * directories, optionally its tracing project, then mark it deleted. Every step tolerates having been done
  * already, so a re-run after a crash finishes the job. It runs only for a deployment the database marks for deletion.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
@@ -20,7 +21,7 @@ const heartbeat = (phase: string) => {
 };
 
 /** The `teardownDeployment` activity. */
-export function teardownDeploymentActivity({ db, config, target, images }: ActivityDeps) {
+export function teardownDeploymentActivity({ db, config, target, builder }: ActivityDeps) {
   return async (input: { deploymentId: string; deleteTracingProject?: boolean }): Promise<void> => {
     const { deploymentId } = input;
     const state = new PipelineState(db);
@@ -48,10 +49,8 @@ export function teardownDeploymentActivity({ db, config, target, images }: Activ
         .delete();
     }
     const revisionIds = await state.revisionIds(deploymentId);
-    if (images) {
-      heartbeat('removing images');
-      await images.removeBuiltImages(deploymentId, revisionIds);
-    }
+    heartbeat('removing build artefacts');
+    await builder.removeDeploymentArtefacts(deploymentId, revisionIds);
     heartbeat('removing files');
     for (const revisionId of revisionIds) {
       fs.rmSync(buildPaths(config.dataDir, revisionId).root, { recursive: true, force: true });

@@ -13,6 +13,9 @@ import type { GraphxConfig } from '../../../src/config';
 import type { Db } from '../../../src/db/knex';
 import type { SecretBox } from '../../../src/security/secretBox';
 import { LocalTarget, type LocalTargetOptions } from '../../../src/targets/local';
+import { HostBuilder } from '../../../src/builders/host/hostBuilder';
+import { ImageBuilder } from '../../../src/builders/image/imageBuilder';
+import type { RevisionImages } from '../../../src/containers/revisionImages';
 import { buildPaths } from '../../../src/pipeline/revisionSpec';
 import { createTenant, testConfig, testDb, testSecretBox } from '../../support/env';
 
@@ -136,6 +139,7 @@ export function createTestDeps(
     db,
     secretBox,
     target,
+    builder: new HostBuilder(config),
     close: async () => {
       await target.stopAll();
       if (!shared) await db.destroy();
@@ -151,4 +155,9 @@ export function activityEnv(): MockActivityEnvironment {
 /** Runs one activity in a fresh mock environment, keeping its parameter and result types. */
 export function runActivity<A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A): Promise<R> {
   return activityEnv().run(fn as (...a: unknown[]) => Promise<R>, ...args) as Promise<R>;
+}
+
+/** `deps` building with the container runner's image builder on `images` (the same test database and target). */
+export function withImageBuilder<T extends TestDeps>(deps: T, images: RevisionImages): T & { builder: ImageBuilder } {
+  return Object.assign(deps, { builder: new ImageBuilder({ config: deps.config, db: deps.db, images }) });
 }
