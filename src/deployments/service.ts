@@ -8,6 +8,7 @@ import type { GraphxConfig } from '../config';
 import type { Db, DbOrTx } from '../db/knex';
 import { DeploymentRepository, type DeploymentRecord } from '../db/repositories/deployments';
 import { RevisionRepository, type RevisionRecord } from '../db/repositories/revisions';
+import { TracingRepository } from '../db/repositories/tracing';
 import { ConflictError, deploymentNotFound, InputError, revisionNotFound } from '@graphx/kit/errors';
 import { pokeOutboxRelays, writeOutboxMessage } from '../pipeline/outbox';
 import type { OutboxMessage } from '../pipeline/deploymentWorkflowClient';
@@ -78,15 +79,7 @@ export class DeploymentService {
           if (await deployments.existsByName(tenantId, request.name)) {
             throw new ConflictError(`A deployment named '${request.name}' already exists.`);
           }
-          const projectTaken = await trx('tracing_projects').where({ tenant_id: tenantId, name: request.name }).first('id');
-          if (projectTaken) throw new ConflictError(`There already exists a tracing project named: ${request.name}`);
-          const tracingProjectId = crypto.randomUUID();
-          await trx('tracing_projects').insert({
-            id: tracingProjectId,
-            tenant_id: tenantId,
-            name: request.name,
-            deployment_id: deploymentId,
-          });
+          const tracingProjectId = await new TracingRepository(trx).createForDeployment(tenantId, request.name, deploymentId);
           await deployments.insert({
             id: deploymentId,
             tenantId,

@@ -18,8 +18,8 @@ import { instanceEnvironment, processServesInstance, type InstanceCommand } from
 import { trackGroup, untrackGroup } from '@graphx/kit/os/ownedGroups';
 import { isProcessAlive, stopGroup } from '@graphx/kit/os/processes';
 import { buildPaths, graphxConfigFile, type RevisionSpec } from '../../pipeline/revisionSpec';
-import type { InstanceRow } from './instanceRows';
-import type { InstanceRunner } from './instanceRunner';
+import { InstanceStore, type AppLogLine, type InstanceRow, type OutputCursor } from '../../db/repositories/instances';
+import type { InstanceRunner } from '../gateway/instanceRunner';
 
 const MAX_COPY_BYTES = 256 * 1024;
 
@@ -34,7 +34,7 @@ export interface InstanceDeps {
 }
 
 /** Starts instances, copies their output, stops them. Tracks the ones this process supervises. */
-export class InstanceManager implements InstanceRunner {
+export class ProcessInstances implements InstanceRunner {
   private readonly supervised = new Map<string, InstanceRow>();
   /** Instances being stopped (a drain may wait up to its timeout): a shutdown of the stack hurries them. */
   private readonly stopping = new Map<string, InstanceRow>();
@@ -63,17 +63,11 @@ export class InstanceManager implements InstanceRunner {
       pid: null,
       status: 'starting',
       service_token_id: serviceTokenId,
-      stdout_file: path.join(logDir, `${id}.out.log`),
-      stderr_file: path.join(logDir, `${id}.err.log`),
+      stdout_path: path.join(logDir, `${id}.out.log`),
+      stderr_path: path.join(logDir, `${id}.err.log`),
+      container_name: null,
     };
-    await db.transaction(async (trx) => {
-      await trx('service_tokens').insert({
-        id: serviceTokenId,
-        deployment_id: spec.deploymentId,
-        token_hash: hashToken(serviceToken),
-      });
-      await trx('local_instances').insert(row);
-    });
+    await new InstanceStore(db).create(row, hashToken(serviceToken));
     const env = instanceEnvironment(spec, {
       port,
       configFile,
@@ -82,8 +76,8 @@ export class InstanceManager implements InstanceRunner {
       controlPlaneUrl: this.deps.controlPlaneUrl(),
       serviceToken,
     });
-    const stdout = fs.openSync(row.stdout_file, 'a');
-    const stderr = fs.openSync(row.stderr_file, 'a');
+    const stdout = fs.openSync(row.stdout_path!, 'a');
+    const stderr = fs.openSync(row.stderr_path!, 'a');
     try {
       const child = spawn(this.deps.instanceCommand.command, this.deps.instanceCommand.args, {
         cwd: path.dirname(configFile),
@@ -100,7 +94,7 @@ export class InstanceManager implements InstanceRunner {
       fs.closeSync(stdout);
       fs.closeSync(stderr);
     }
-    await db('local_instances').where({ id }).update({ pid: row.pid, updated_at: db.fn.now() });
+    await new InstanceStore(db).setPid(id, row.pid);
     this.supervise(row);
     return row;
   }
@@ -139,7 +133,7 @@ export class InstanceManager implements InstanceRunner {
   }
 
   async ownsRow(row: InstanceRow): Promise<boolean> {
-    return row.stdout_file.startsWith(path.join(this.deps.config.dataDir, 'instances') + path.sep);
+    return row.stdout_path?.startsWith(path.join(this.deps.config.dataDir, 'instances') + path.sep) === true;
   }
 
   async describeDeath(row: InstanceRow): Promise<string> {
@@ -171,18 +165,12 @@ export class InstanceManager implements InstanceRunner {
       untrackGroup(row.pid);
     }
     await this.copyOutput(row).catch(() => {});
-    const { db } = this.deps;
-    await db.transaction(async (trx) => {
-      await trx('local_instances')
-        .where({ id: row.id })
-        .update({ status: 'stopped', stopped_at: trx.fn.now(), updated_at: trx.fn.now() });
-      if (row.service_token_id) await trx('service_tokens').where({ id: row.service_token_id }).delete();
-    });
+    await new InstanceStore(this.deps.db).markStopped(row);
   }
 
   /** The last lines the instance wrote (stdout, then stderr), for a failure message. */
   async lastLines(row: InstanceRow, count = 10): Promise<string[]> {
-    const lines = [...tailOfFile(row.stdout_file), ...tailOfFile(row.stderr_file)];
+    const lines = [...tailOfFile(row.stdout_path!), ...tailOfFile(row.stderr_path!)];
     return lines.filter((line) => line.trim() !== '').slice(-count);
   }
 
@@ -214,27 +202,22 @@ export class InstanceManager implements InstanceRunner {
   }
 
   private async copyOutputNow(row: InstanceRow): Promise<void> {
-    const sizes = [fileSize(row.stdout_file), fileSize(row.stderr_file)];
-    if (sizes[0] === 0 && sizes[1] === 0) return;
-    await this.deps.db.transaction(async (trx) => {
-      const current = await trx('local_instances').where({ id: row.id }).forUpdate().first('stdout_offset', 'stderr_offset');
-      if (!current) return;
-      const streams = [
-        { file: row.stdout_file, column: 'stdout_offset', offset: Number(current.stdout_offset), level: 'info' },
-        { file: row.stderr_file, column: 'stderr_offset', offset: Number(current.stderr_offset), level: 'error' },
-      ];
-      const update: Record<string, number> = {};
-      const entries: Array<{ deployment_id: string; revision_id: string; level: string; message: string }> = [];
-      for (const stream of streams) {
-        const chunk = readCompleteLines(stream.file, stream.offset);
-        if (!chunk) continue;
-        update[stream.column] = stream.offset + chunk.bytes;
-        for (const message of chunk.lines)
-          entries.push({ deployment_id: row.deployment_id, revision_id: row.revision_id, level: stream.level, message });
+    const files = { stdout: row.stdout_path!, stderr: row.stderr_path! };
+    if (fileSize(files.stdout) === 0 && fileSize(files.stderr) === 0) return;
+    await new InstanceStore(this.deps.db).copyOutput(row, async (cursor) => {
+      const lines: AppLogLine[] = [];
+      const advanced: Partial<OutputCursor> = {};
+      const out = readCompleteLines(files.stdout, cursor.stdout_offset);
+      if (out) {
+        advanced.stdout_offset = cursor.stdout_offset + out.bytes;
+        lines.push(...out.lines.map((message) => ({ level: 'info' as const, message })));
       }
-      if (Object.keys(update).length === 0) return;
-      if (entries.length > 0) await trx.batchInsert('app_logs', entries, 500);
-      await trx('local_instances').where({ id: row.id }).update(update);
+      const err = readCompleteLines(files.stderr, cursor.stderr_offset);
+      if (err) {
+        advanced.stderr_offset = cursor.stderr_offset + err.bytes;
+        lines.push(...err.lines.map((message) => ({ level: 'error' as const, message })));
+      }
+      return { lines, cursor: advanced };
     });
   }
 }

@@ -4,7 +4,7 @@
  * `local_instances` rows, so the gateway, the deployment lock, the route switch and the drain are one code path.
  */
 import type { RevisionSpec } from '../../pipeline/revisionSpec';
-import type { InstanceRow } from './instanceRows';
+import type { InstanceRow } from '../../db/repositories/instances';
 
 export interface InstanceRunner {
   /** Records, then starts, one new instance of the revision; it listens on 127.0.0.1:`row.port`. */
