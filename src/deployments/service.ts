@@ -10,7 +10,7 @@ import { DeploymentRepository, type DeploymentRecord } from '../db/repositories/
 import { RevisionRepository, type RevisionRecord } from '../db/repositories/revisions';
 import { TracingRepository } from '../db/repositories/tracing';
 import { ConflictError, deploymentNotFound, InputError, revisionNotFound } from '@graphx/kit/errors';
-import { pokeOutboxRelays, writeOutboxMessage } from '../pipeline/outbox';
+import { writeOutboxMessage } from '../pipeline/outbox';
 import type { OutboxMessage } from '../pipeline/deploymentWorkflowClient';
 import type { SecretBox } from '../security/secretBox';
 import {
@@ -32,6 +32,8 @@ export interface DeploymentServiceDeps {
   temporal: Client;
   /** Where revisions run, for the resource_spec checks (default: from GRAPHX_RUNNER). */
   resourcePolicy?: RunnerPolicy;
+  /** Wakes the outbox relay after a commit that wrote outbox rows (ApiDeps.pokeOutbox). */
+  pokeOutbox?: () => void;
 }
 
 const PG_UNIQUE_VIOLATION = '23505';
@@ -110,7 +112,7 @@ export class DeploymentService {
         throw error;
       }
     }
-    pokeOutboxRelays();
+    this.pokeOutbox();
     return { ...(await this.get(tenantId, deploymentId)), warnings };
   }
 
@@ -203,7 +205,7 @@ export class DeploymentService {
         }
         throw error;
       });
-    pokeOutboxRelays();
+    this.pokeOutbox();
     return { ...(await this.get(tenantId, deploymentId)), warnings };
   }
 
@@ -225,7 +227,7 @@ export class DeploymentService {
         redeployedFrom: older,
       });
     });
-    pokeOutboxRelays();
+    this.pokeOutbox();
     return this.get(tenantId, deploymentId);
   }
 
@@ -243,7 +245,7 @@ export class DeploymentService {
       };
       await writeOutboxMessage(trx, message);
     });
-    pokeOutboxRelays();
+    this.pokeOutbox();
   }
 
   /**
@@ -271,8 +273,13 @@ export class DeploymentService {
     return deploymentView(deployment, latest, latest ? this.secretsForView(latest) : [], this.deps.config.unusedAfterDays);
   }
 
+  /** Wakes the outbox relay, if this process runs one, after a commit that wrote outbox rows. */
+  pokeOutbox(): void {
+    this.deps.pokeOutbox?.();
+  }
+
   /**
-   * A new revision and its outbox row (call inside the caller's transaction, then `pokeOutboxRelays()`).
+   * A new revision and its outbox row (call inside the caller's transaction, then `pokeOutbox()`).
    * `redeployedFrom`: the revision a redeploy copies (its commit is built); `commitSha`: the commit to build instead of
    * the ref's tip (a push's); `warnings`: lines for the revision's log (resource_spec fields this target ignores).
    */
