@@ -90,4 +90,3 @@ export function startOutboxRelay(db: Db, temporal: Client, intervalMs = 1000): O
     },
   };
 }
-
