@@ -23,6 +23,7 @@ import { containerEnvironment } from '../../pipeline/runtimeEnv';
 import { hashToken, type SecretBox } from '../../security/secretBox';
 import { DeployFailedError } from '../target';
 import { InstanceStore, type InstanceRow } from '../../db/repositories/instances';
+import { SupervisedInstances } from '../gateway/supervisedInstances';
 import type { InstanceRunner } from '../gateway/instanceRunner';
 import { checkOk } from '../process/processInstances';
 import { API_SOCKET_NAME, CONTAINER_SOCKET_DIR, type DeploymentSockets } from './hostSockets';
@@ -75,14 +76,11 @@ export function containerResources(spec: RevisionSpec): {
   };
 }
 
-export class ContainerInstances implements InstanceRunner {
-  private readonly supervised = new Map<string, InstanceRow>();
-  private readonly stopping = new Map<string, InstanceRow>();
-  private readonly copying = new Map<string, Promise<void>>();
-  private timer: NodeJS.Timeout | null = null;
-  private ticks = 0;
-
-  constructor(private readonly deps: ContainerInstancesDeps) {}
+export class ContainerInstances extends SupervisedInstances implements InstanceRunner {
+  // Engine logs are read every second; a container that stopped on its own (checked every 2 s) is reported once.
+  constructor(private readonly deps: ContainerInstancesDeps) {
+    super({ tickMs: 1000, deathCheckTicks: 2 }, deps.onDeath);
+  }
 
   async start(spec: RevisionSpec): Promise<InstanceRow> {
     const { db, engine, secretBox } = this.deps;
@@ -140,14 +138,6 @@ export class ContainerInstances implements InstanceRunner {
     return row;
   }
 
-  supervise(row: InstanceRow): void {
-    this.supervised.set(row.id, row);
-    if (!this.timer) {
-      this.timer = setInterval(() => void this.tick(), 1000);
-      this.timer.unref();
-    }
-  }
-
   /** The row's container runs this revision on the recorded port; its socket forwarders are listening again. */
   async adoptable(row: InstanceRow, spec: RevisionSpec): Promise<boolean> {
     const info = await this.deps.engine.inspectContainer(containerName(row.id));
@@ -171,17 +161,14 @@ export class ContainerInstances implements InstanceRunner {
 
   async stop(row: InstanceRow, graceMs: number, onWait?: () => void): Promise<void> {
     const { db, engine } = this.deps;
-    // Forgotten first: an exit we caused must not look like a crash to the supervision loop.
-    this.supervised.delete(row.id);
-    this.stopping.set(row.id, row);
-    const heartbeat = onWait ? setInterval(onWait, 1000) : null;
-    try {
-      await engine.stopContainer(containerName(row.id), Math.ceil(graceMs / 1000));
-    } finally {
-      if (heartbeat) clearInterval(heartbeat);
-      this.stopping.delete(row.id);
-    }
-    await this.copyOutput(row).catch(() => {});
+    await this.haltAndCopy(row, async () => {
+      const heartbeat = onWait ? setInterval(onWait, 1000) : null;
+      try {
+        await engine.stopContainer(containerName(row.id), Math.ceil(graceMs / 1000));
+      } finally {
+        if (heartbeat) clearInterval(heartbeat);
+      }
+    });
     await engine.removeContainer(containerName(row.id));
     await new InstanceStore(db).markStopped(row);
     // The forwarders go with the deployment only: a replacement after a crash starts right after this stop.
@@ -231,43 +218,22 @@ export class ContainerInstances implements InstanceRunner {
     }
   }
 
-  supervisedIds(): string[] {
-    return [...this.supervised.keys()];
-  }
-
   async hurryStopping(graceMs: number): Promise<void> {
     const seconds = Math.ceil(graceMs / 1000);
     await Promise.all([...this.stopping.values()].map((row) => this.deps.engine.stopContainer(containerName(row.id), seconds)));
   }
 
-  close(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+  override close(): void {
+    super.close();
     void this.deps.sockets.close();
   }
 
-  private async tick(): Promise<void> {
-    this.ticks += 1;
-    for (const row of [...this.supervised.values()]) {
-      await this.copyOutput(row).catch(() => {});
-      // Every 2 s: a container that stopped on its own (crash, OOM kill) is reported once, then forgotten.
-      if (this.ticks % 2 === 0 && this.supervised.has(row.id) && !(await this.isAlive(row).catch(() => true))) {
-        this.supervised.delete(row.id);
-        await this.copyOutput(row).catch(() => {});
-        this.deps.onDeath(row);
-      }
-    }
+  protected async hasDied(row: InstanceRow): Promise<boolean> {
+    return !(await this.isAlive(row).catch(() => true));
   }
 
-  private copyOutput(row: InstanceRow): Promise<void> {
-    const running = this.copying.get(row.id);
-    if (running) return running;
-    const work = this.copyOutputNow(row).finally(() => this.copying.delete(row.id));
-    this.copying.set(row.id, work);
-    return work;
-  }
-
-  private async copyOutputNow(row: InstanceRow): Promise<void> {
+  /** Copies the container log's lines after the row's cursor (second, lines of that second). */
+  protected async copyOutputNow(row: InstanceRow): Promise<void> {
     await new InstanceStore(this.deps.db).copyOutput(row, async (cursor) => {
       const second = cursor.log_cursor_second;
       const lines = await this.deps.engine.containerLogLines(containerName(row.id), second);

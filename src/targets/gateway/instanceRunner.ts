@@ -1,6 +1,6 @@
 /**
  * What the shared rollout (rollout.ts) and supervision (instanceTarget.ts) need from whatever runs an instance: host
- * processes (instances.ts) or containers (../container/containerInstances.ts). Both record their instances as
+ * processes (../process/processInstances.ts) or containers (../container/containerInstances.ts). Both record their instances as
  * `local_instances` rows, so the gateway, the deployment lock, the route switch and the drain are one code path.
  */
 import type { RevisionSpec } from '../../pipeline/revisionSpec';

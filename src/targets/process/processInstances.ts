@@ -20,6 +20,7 @@ import { isProcessAlive, stopGroup } from '@graphx/kit/os/processes';
 import { buildPaths, graphxConfigFile, type RevisionSpec } from '../../pipeline/revisionSpec';
 import { InstanceStore, type AppLogLine, type InstanceRow, type OutputCursor } from '../../db/repositories/instances';
 import type { InstanceRunner } from '../gateway/instanceRunner';
+import { SupervisedInstances } from '../gateway/supervisedInstances';
 
 const MAX_COPY_BYTES = 256 * 1024;
 
@@ -34,15 +35,11 @@ export interface InstanceDeps {
 }
 
 /** Starts instances, copies their output, stops them. Tracks the ones this process supervises. */
-export class ProcessInstances implements InstanceRunner {
-  private readonly supervised = new Map<string, InstanceRow>();
-  /** Instances being stopped (a drain may wait up to its timeout): a shutdown of the stack hurries them. */
-  private readonly stopping = new Map<string, InstanceRow>();
-  private readonly copying = new Map<string, Promise<void>>();
-  private timer: NodeJS.Timeout | null = null;
-  private ticks = 0;
-
-  constructor(private readonly deps: InstanceDeps) {}
+export class ProcessInstances extends SupervisedInstances implements InstanceRunner {
+  // Output is copied every 500 ms; a process found dead (checked every 2 s) is reported once.
+  constructor(private readonly deps: InstanceDeps) {
+    super({ tickMs: 500, deathCheckTicks: 4 }, deps.onDeath);
+  }
 
   /** Records, then spawns, one new instance of the revision on a free port. */
   async start(spec: RevisionSpec): Promise<InstanceRow> {
@@ -100,23 +97,9 @@ export class ProcessInstances implements InstanceRunner {
   }
 
   /** Takes over copying the output of an instance another (maybe dead) process started. */
-  supervise(row: InstanceRow): void {
-    this.supervised.set(row.id, row);
+  override supervise(row: InstanceRow): void {
     trackGroup(row.pid ?? undefined);
-    if (!this.timer) {
-      this.timer = setInterval(() => void this.copyAll(), 500);
-      this.timer.unref();
-    }
-  }
-
-  /** Instances whose stop is under way (draining ones included). */
-  stoppingRows(): InstanceRow[] {
-    return [...this.stopping.values()];
-  }
-
-  /** Ids of the instances this process supervises. */
-  supervisedIds(): string[] {
-    return [...this.supervised.keys()];
+    super.supervise(row);
   }
 
   async hurryStopping(graceMs: number): Promise<void> {
@@ -155,16 +138,13 @@ export class ProcessInstances implements InstanceRunner {
    * copies its last output, marks it stopped and deletes its service token.
    */
   async stop(row: InstanceRow, graceMs: number, onWait?: () => void): Promise<void> {
-    // Forgotten first: an exit we caused must not look like a crash to the supervision loop.
-    this.supervised.delete(row.id);
-    this.stopping.set(row.id, row);
-    try {
-      if (row.pid) await stopGroup(row.pid, graceMs, onWait);
-    } finally {
-      this.stopping.delete(row.id);
-      untrackGroup(row.pid);
-    }
-    await this.copyOutput(row).catch(() => {});
+    await this.haltAndCopy(row, async () => {
+      try {
+        if (row.pid) await stopGroup(row.pid, graceMs, onWait);
+      } finally {
+        untrackGroup(row.pid);
+      }
+    });
     await new InstanceStore(this.deps.db).markStopped(row);
   }
 
@@ -174,34 +154,12 @@ export class ProcessInstances implements InstanceRunner {
     return lines.filter((line) => line.trim() !== '').slice(-count);
   }
 
-  /** Stops copying (the processes keep running). */
-  close(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+  protected async hasDied(row: InstanceRow): Promise<boolean> {
+    return !!row.pid && !isProcessAlive(row.pid);
   }
 
-  private async copyAll(): Promise<void> {
-    this.ticks += 1;
-    for (const row of this.supervised.values()) {
-      await this.copyOutput(row).catch(() => {});
-      // Every 2 s: a process that died on its own (crash, OOM kill) is reported once, then forgotten.
-      if (this.ticks % 4 === 0 && row.pid && !isProcessAlive(row.pid) && this.supervised.has(row.id)) {
-        this.supervised.delete(row.id);
-        this.deps.onDeath?.(row);
-      }
-    }
-  }
-
-  /** Copies new complete lines of the instance's output into app_logs, exactly once across processes. */
-  async copyOutput(row: InstanceRow): Promise<void> {
-    const running = this.copying.get(row.id);
-    if (running) return running;
-    const work = this.copyOutputNow(row).finally(() => this.copying.delete(row.id));
-    this.copying.set(row.id, work);
-    return work;
-  }
-
-  private async copyOutputNow(row: InstanceRow): Promise<void> {
+  /** Copies new complete lines of the instance's output files (byte offsets on its row). */
+  protected async copyOutputNow(row: InstanceRow): Promise<void> {
     const files = { stdout: row.stdout_path!, stderr: row.stderr_path! };
     if (fileSize(files.stdout) === 0 && fileSize(files.stderr) === 0) return;
     await new InstanceStore(this.deps.db).copyOutput(row, async (cursor) => {
