@@ -60,7 +60,7 @@ for (let round = 0; round < repeat; round += 1) {
 // GRAPHX_FAULT_CASES=SIGKILL:postgres:database,... runs those cases only (to reproduce one).
 const only = process.env.GRAPHX_FAULT_CASES?.split(',').map((spec) => spec.split(':'));
 if (only) cases.splice(0, cases.length, ...(only as Array<[Fault, Role, Phase]>));
-const timeBoundMs = Number(process.env.GRAPHX_FAULT_TIME_BOUND_MS ?? cases.length * 150_000);
+const timeBoundMs = Number(process.env.GRAPHX_FAULT_TIME_BOUND_MS ?? cases.length * 90_000);
 const NAMES: Record<Role, string> = {
   stack: 'main process',
   worker: 'worker',
