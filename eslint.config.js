@@ -172,4 +172,60 @@ module.exports = tseslint.config(
     files: ['packages/contract/src/**/*.ts'],
     rules: { 'import/no-extraneous-dependencies': ['error', { packageDir: ['./packages/contract'] }] },
   },
+  // Size limits (docs/decisions.md "Size limits"): a file or function past them is asking to be split by responsibility.
+  {
+    files: [
+      'src/**/*.ts',
+      'activities/**/*.ts',
+      'workflows/**/*.ts',
+      'packages/kit/src/**/*.ts',
+      'packages/contract/src/**/*.ts',
+      'packages/runtime/src/**/*.ts',
+    ],
+    rules: {
+      'max-lines': ['error', { max: 300, skipBlankLines: true, skipComments: true }],
+      'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }],
+    },
+  },
+  // Route declarations: one registering function lists a resource's routes, each handler a short sentence of calls.
+  {
+    files: ['**/routes/*.ts', 'src/cli/ciCommands.ts'],
+    rules: { 'max-lines-per-function': 'off' },
+  },
+  // Composition roots: they wire every part together in order, which reads best as one function.
+  {
+    files: ['src/stack.ts', 'src/worker/index.ts', 'packages/runtime/src/server.ts'],
+    rules: { 'max-lines-per-function': 'off' },
+  },
+  // Migrations: a schema change is one transaction of table definitions, never edited once released.
+  {
+    files: ['src/db/migrations/**/*.ts'],
+    rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
+  },
+  // Kubernetes object builders: each returns one object literal, the manifest as Kubernetes documents it.
+  {
+    files: ['src/targets/kubernetes/objects/**/*.ts'],
+    rules: { 'max-lines-per-function': 'off' },
+  },
+  // TODO(issue 19): split, see docs/decisions.md
+  {
+    files: ['packages/runtime/src/**/*.ts', 'src/targets/kubernetes/*.ts'],
+    rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
+  },
+  // Not yet split (this branch removes each entry as it splits the file).
+  {
+    files: [
+      'src/containers/dockerEngine.ts',
+      'src/containers/revisionImages.ts',
+      'src/builders/image/imageBuilder.ts',
+      'src/deployments/service.ts',
+      'src/cli/waitRevision.ts',
+      'activities/clone.ts',
+      'src/targets/local/gateway.ts',
+      'packages/kit/src/os/supervisedChild.ts',
+      'packages/kit/src/os/runCommand.ts',
+      'packages/kit/src/os/embeddedPostgres.ts',
+    ],
+    rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
+  },
 );
