@@ -7,7 +7,8 @@
 import path from 'node:path';
 import type { GraphxConfig } from '../../config';
 import { ContainerEngineError } from '../../containers/engine';
-import { ImagePullError, registryAuthFor, RevisionImages } from '../../containers/revisionImages';
+import { registryAuthFor } from '../../containers/registryAuth';
+import { ImagePullError, RevisionImages } from '../../containers/revisionImages';
 import type { Db } from '../../db/knex';
 import { buildPaths, isImageSource, type RevisionSpec } from '../../pipeline/revisionSpec';
 import { DEFAULT_NODE_MAJOR } from '@graphx/contract/graphxConfig';
