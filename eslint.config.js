@@ -212,15 +212,4 @@ module.exports = tseslint.config(
     files: ['packages/runtime/src/**/*.ts', 'src/targets/kubernetes/*.ts'],
     rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
   },
-  // Not yet split (this branch removes each entry as it splits the file).
-  {
-    files: [
-      'activities/clone.ts',
-      'src/targets/local/gateway.ts',
-      'packages/kit/src/os/supervisedChild.ts',
-      'packages/kit/src/os/runCommand.ts',
-      'packages/kit/src/os/embeddedPostgres.ts',
-    ],
-    rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
-  },
 );
