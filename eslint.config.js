@@ -209,7 +209,7 @@ module.exports = tseslint.config(
   },
   // TODO(issue 19): split, see docs/decisions.md
   {
-    files: ['packages/runtime/src/**/*.ts', 'src/targets/kubernetes/*.ts'],
-    rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
+    files: ['src/targets/kubernetes/podDiagnosis.ts', 'src/targets/kubernetes/rolloutWatch.ts'],
+    rules: { 'max-lines-per-function': 'off' },
   },
 );

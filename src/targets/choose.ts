@@ -17,11 +17,11 @@ import type { Db } from '../db/knex';
 import { logger } from '@graphx/kit/logger';
 import type { SecretBox } from '../security/secretBox';
 import { ContainerTarget } from './container';
-import { LocalTarget } from './local';
+import { ProcessTarget } from './process';
 
 export interface ChosenTarget {
   runner: 'container' | 'process';
-  target: ContainerTarget | LocalTarget;
+  target: ContainerTarget | ProcessTarget;
   /** The engine when the runner is `container` (the build side uses it too). */
   engine: ContainerEngine | null;
   /** Its Docker Engine API socket (null with the process runner). */
@@ -62,7 +62,7 @@ export async function chooseTarget(
   logger.warn(NOT_ISOLATED_WARNING);
   return {
     runner: 'process',
-    target: new LocalTarget({ config, db, secretBox }),
+    target: new ProcessTarget({ config, db, secretBox }),
     engine: null,
     engineSocket: null,
     builder: new HostBuilder(config),
