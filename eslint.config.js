@@ -209,7 +209,7 @@ module.exports = tseslint.config(
   },
   // TODO(issue 19): split the Kubernetes target's rollout watch and pod diagnosis, see docs/decisions.md
   {
-    files: ['src/targets/kubernetes/*.ts'],
-    rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
+    files: ['src/targets/kubernetes/podDiagnosis.ts', 'src/targets/kubernetes/rolloutWatch.ts'],
+    rules: { 'max-lines-per-function': 'off' },
   },
 );
