@@ -1,6 +1,6 @@
 /**
  * The whole service: PostgreSQL (embedded unless DATABASE_URL), Temporal (dev server unless TEMPORAL_ADDRESS), the
- * API, the outbox relay, the gateway and a worker, in this process or (`worker: 'process'`, what `graphx start` runs)
+ * API, the outbox relay, the gateway (none on Kubernetes, where each deployment has its own route) and a worker, in this process or (`worker: 'process'`, what `graphx start` runs)
  * as a supervised `graphx worker` of its own, so a stuck worker never stops the API and the gateway from answering.
  * `stop()` stops every part, the apps included.
  */
@@ -35,7 +35,8 @@ import {
 
 export interface StackHandle {
   apiUrl: string;
-  gatewayUrl: string;
+  /** The gateway in front of the apps; null on Kubernetes (gateway-less: each deployment's URL is its own route). */
+  gatewayUrl: string | null;
   temporalAddress: string;
   temporalUiUrl: string | null;
   /** The in-process worker's /metrics, /ready and /ok server (null without a worker). */
@@ -135,14 +136,20 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
       takeOverEngine: true,
     });
     const { target } = chosen;
+    // Apps on this machine sit behind the gateway; on Kubernetes each has its own route and outlives the stack.
+    const onThisMachine = chosen.runner === 'kubernetes' ? null : chosen.target;
     stops.push(['container engine', chosen.closeEngine]);
-    const closeGateway = await target.startGateway();
-    stops.push(['gateway', closeGateway]);
+    if (onThisMachine) {
+      const closeGateway = await onThisMachine.startGateway();
+      stops.push(['gateway', closeGateway]);
+    }
     // The child worker's apps outlive it (a worker restarted by its supervisor adopts them): stopping the stack
     // stops every instance recorded for this data dir; an in-process worker's are those this process supervises.
+    // A cluster's apps keep running: stopping only closes the connections to its API server.
     stops.push([
       'app instances',
-      () => (childWorker ? target.stopEveryInstance(APP_STOP_GRACE_MS) : target.stopAll(APP_STOP_GRACE_MS)),
+      () =>
+        childWorker && onThisMachine ? onThisMachine.stopEveryInstance(APP_STOP_GRACE_MS) : target.stopAll(APP_STOP_GRACE_MS),
     ]);
 
     let workerMetricsUrl: string | null = null;
@@ -174,7 +181,7 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
     const address = server.address();
     const apiPort = typeof address === 'object' && address ? address.port : config.port;
     const apiUrl = `http://${config.host}:${apiPort}`;
-    target.setControlPlaneUrl(apiUrl);
+    onThisMachine?.setControlPlaneUrl(apiUrl);
 
     if (childWorker) {
       const worker = await startWorkerChild({
@@ -183,7 +190,7 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
         temporalAddress,
         runner: chosen.runner,
         containerSocket: chosen.engineSocket,
-        gatewayPort: Number(new URL(target.gatewayUrl()).port),
+        gatewayPort: onThisMachine ? Number(new URL(onThisMachine.gatewayUrl()).port) : config.gatewayPort,
         apiUrl,
       });
       kills.push(worker.kill);
@@ -198,7 +205,7 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
 
     return {
       apiUrl,
-      gatewayUrl: target.gatewayUrl(),
+      gatewayUrl: onThisMachine?.gatewayUrl() ?? null,
       temporalAddress,
       temporalUiUrl,
       workerMetricsUrl,

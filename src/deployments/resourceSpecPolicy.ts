@@ -66,7 +66,18 @@ export function checkResourceSpec(sourceConfig: SourceConfig, policy: RunnerPoli
   return warnings;
 }
 
-/** The policy of a control plane whose revisions run where GRAPHX_RUNNER says (Kubernetes: see the target's settings). */
-export function runnerPolicyOf(config: Pick<GraphxConfig, 'runner'>): RunnerPolicy {
-  return { runner: config.runner };
+/** The policy of a control plane whose revisions run where GRAPHX_RUNNER says (Kubernetes: from the target's settings). */
+export function runnerPolicyOf(config: Pick<GraphxConfig, 'runner' | 'kube'>): RunnerPolicy {
+  if (config.runner !== 'kubernetes') return { runner: config.runner };
+  const kube = config.kube;
+  return {
+    runner: 'kubernetes',
+    kubernetes: {
+      inClusterDatabase: kube?.database.mode === 'in-cluster',
+      // The agent server has no queue-only mode yet: queue_* fields are refused (docs/decisions.md).
+      queueRole: false,
+      managedNamespaces: kube?.managedNamespaces ?? [],
+      selfServiceAccount: kube?.selfServiceAccount ?? 'graphx',
+    },
+  };
 }
