@@ -3,7 +3,7 @@
  * exactly as for the container runner, is copied to the configured registry with skopeo (Debian's, the same tool
  * family as the engine: it reads containers-storage directly, so nothing is exported to a file first), and the
  * revision then runs it by the digest the registry computed, never by a tag. An `external_docker` revision's image is
- * copied registry to registry the same way (the engine's registries.conf applies: loopback registries are plain HTTP).
+ * copied registry to registry the same way (a loopback registry, any port, is plain HTTP, as for the engine).
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -77,6 +77,8 @@ export class SkopeoImagePusher implements ImagePusher {
       } else if (this.options.authFile) {
         args.push('--src-authfile', this.options.authFile);
       }
+      // As the engine's configuration says (engineConfig.ts): a registry on loopback, any port, is plain HTTP.
+      if (isLoopback(imageUri)) args.push('--src-tls-verify=false');
       return await this.copy(`docker://${imageUri}`, imageUri, name, tag, args, options.onLine ?? (() => {}));
     } finally {
       fs.rmSync(work, { recursive: true, force: true });
@@ -136,4 +138,10 @@ export class SkopeoImagePusher implements ImagePusher {
       fs.rmSync(work, { recursive: true, force: true });
     }
   }
+}
+
+/** A registry on this machine (`127.0.0.1:5000/…`, `localhost/…`). */
+function isLoopback(imageUri: string): boolean {
+  const host = imageUri.split('/')[0] ?? '';
+  return imageUri.includes('/') && /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?$/.test(host);
 }
