@@ -7,7 +7,7 @@
  * tests mark pods ready as a kubelet would (test/support/kubePods.ts) and say "(simulated pod status)"; against a
  * real cluster (GRAPHX_TEST_KUBE=real) they are skipped, since its nodes cannot pull from this machine's loopback.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -25,10 +25,11 @@ import {
 import { createGitRepo } from '../support/gitRepos';
 import { realClusterRequested, startTestCluster, type TestCluster } from '../support/kubeCluster';
 import { graphxAccount, type GraphxAccount } from '../support/kubeFixtures';
-import { keepPodsReady } from '../support/kubePods';
+import { keepPodsReady, simulatePods, waitForPods } from '../support/kubePods';
 import { codehostDeployment, startPipelineStack, type PipelineStack } from '../support/pipelineStack';
 import { startRegistry, type TestRegistry } from '../support/registry';
 import { ensureTestRuntimeImage, IMAGE_BUILD_HOOK_MS } from '../support/runtimeImage';
+import { killWorkerProcess, startWorkerProcess } from '../support/workerProcess';
 
 jest.setTimeout(600_000);
 
@@ -66,19 +67,23 @@ describeLocal('deployments on Kubernetes through the whole pipeline (GRAPHX_RUNN
   });
 
   /** A control plane on the test cluster, its engine the tests' shared podman (so the runtime image is built once). */
-  const kubernetesStack = (env: Record<string, string> = {}) =>
+  const kubernetesEnv = (): Record<string, string> => ({
+    GRAPHX_RUNNER: 'kubernetes',
+    KUBECONFIG: account.kubeconfig,
+    GRAPHX_KUBE_NAMESPACE: namespace,
+    GRAPHX_KUBE_BASE_DOMAIN: 'apps.test',
+    GRAPHX_KUBE_INGRESS_CLASS: 'nginx',
+    GRAPHX_KUBE_REGISTRY: `${registry.host}/graphx`,
+    GRAPHX_KUBE_REGISTRY_AUTH_FILE: authFile,
+    GRAPHX_KUBE_REGISTRY_TLS_VERIFY: '0',
+  });
+  const kubernetesStack = (env: Record<string, string> = {}, worker = true) =>
     startPipelineStack({
+      worker,
       env: {
-        GRAPHX_RUNNER: 'kubernetes',
-        KUBECONFIG: account.kubeconfig,
+        ...kubernetesEnv(),
         GRAPHX_CONTAINER_SOCKET: engine.service.socketPath,
         GRAPHX_CONTAINER_STORE: path.join(TEST_ENGINE_DIR, 'store'),
-        GRAPHX_KUBE_NAMESPACE: namespace,
-        GRAPHX_KUBE_BASE_DOMAIN: 'apps.test',
-        GRAPHX_KUBE_INGRESS_CLASS: 'nginx',
-        GRAPHX_KUBE_REGISTRY: `${registry.host}/graphx`,
-        GRAPHX_KUBE_REGISTRY_AUTH_FILE: authFile,
-        GRAPHX_KUBE_REGISTRY_TLS_VERIFY: '0',
         ...env,
       },
     });
@@ -243,6 +248,66 @@ describeLocal('deployments on Kubernetes through the whole pipeline (GRAPHX_RUNN
       } finally {
         await ready();
       }
+      await deleteAndExpectNoObject(pipeline, deploymentId);
+    });
+  });
+
+  describe('`graphx worker` processes as the manifests run them: a control worker without an engine, a build worker', () => {
+    let pipeline: PipelineStack;
+    const workers: ChildProcess[] = [];
+    beforeAll(async () => {
+      // The API alone (as deploy/kubernetes/base runs it): no worker, no engine, no gateway.
+      pipeline = await kubernetesStack({ GRAPHX_DEPLOYMENT_MODE: 'self_hosted' }, false);
+      expect(pipeline.stack.gatewayUrl).toBeNull();
+      const common = { ...kubernetesEnv(), GRAPHX_DEPLOYMENT_MODE: 'self_hosted' };
+      workers.push(startWorkerProcess(pipeline, { ...common, GRAPHX_WORKER_QUEUES: 'control' }));
+      workers.push(
+        startWorkerProcess(pipeline, {
+          ...common,
+          GRAPHX_WORKER_QUEUES: 'build',
+          GRAPHX_CONTAINER_SOCKET: engine.service.socketPath,
+          GRAPHX_CONTAINER_STORE: path.join(TEST_ENGINE_DIR, 'store'),
+        }),
+      );
+    });
+    afterAll(async () => {
+      for (const worker of workers) await killWorkerProcess(worker);
+      await pipeline?.stop();
+    });
+
+    it('deploys through separate worker processes; pods that cannot pull end the next revision DEPLOY_FAILED with the reason while the first keeps serving (simulated pod status)', async () => {
+      const upstream = registry.push(engine.files, BUSYBOX_IMAGE, `upstream/busybox-${crypto.randomBytes(3).toString('hex')}:1`);
+      const created = await pipeline.api('POST', '/v2/deployments', {
+        name: `workers-${crypto.randomBytes(3).toString('hex')}`,
+        source: 'external_docker',
+        source_config: {},
+        source_revision_config: { image_uri: upstream },
+        secrets: [],
+      });
+      expect(created.status).toBe(201);
+      const deploymentId = created.body.id as string;
+      const firstId = created.body.latest_revision_id as string;
+      const ready = keepPodsReady(cluster.admin, namespace, `${selectorOf(deploymentId)},${LABELS.revision}=${firstId}`);
+      let first;
+      try {
+        first = await deployed(pipeline, deploymentId, firstId);
+      } finally {
+        await ready();
+      }
+      const patched = await pipeline.api('PATCH', `/v2/deployments/${deploymentId}`, {
+        source_config: { resource_spec: { labels: { change: 'second' } } },
+      });
+      expect(patched.status).toBe(200);
+      const secondId = patched.body.latest_revision_id as string;
+      const pods = await waitForPods(cluster.admin, namespace, `${selectorOf(deploymentId)},${LABELS.revision}=${secondId}`);
+      await simulatePods(cluster.admin, pods, 'image-pull-failure');
+      await pipeline.waitForRevision(deploymentId, secondId, settled, 120_000);
+      const second = (await pipeline.api('GET', `/v2/deployments/${deploymentId}/revisions/${secondId}`)).body;
+      expect(second.status).toBe('DEPLOY_FAILED');
+      expect(second.status_message).toMatch(/Image pull failed for container agent-server \(ImagePullBackOff\)/);
+      const [object] = await deploymentObject(deploymentId);
+      expect(object.spec.template.metadata.labels[LABELS.revision]).toBe(firstId);
+      expect(object.spec.template.spec.containers[0].image).toBe(first.source_revision_config.image_ref);
       await deleteAndExpectNoObject(pipeline, deploymentId);
     });
   });
