@@ -129,10 +129,12 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
     const temporal = await createTemporalClient(temporalAddress, config.temporalNamespace, config);
     stops.push(['temporal client', () => temporal.connection.close()]);
 
-    const childWorker = options.worker === 'process';
-    const inProcessWorker = options.worker !== false && !childWorker;
+    // GRAPHX_WORKER_QUEUES empty: the API alone (its workers run elsewhere, as deploy/kubernetes runs them).
+    const wantsWorker = options.worker !== false && config.workerQueues.length > 0;
+    const childWorker = wantsWorker && options.worker === 'process';
+    const inProcessWorker = wantsWorker && !childWorker;
     const chosen = await chooseTarget(config, db, secretBox, {
-      builds: options.worker !== false,
+      builds: wantsWorker,
       takeOverEngine: true,
     });
     const { target } = chosen;
@@ -200,8 +202,10 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
     }
     stops.push(['api', stopApi]);
 
-    // A child worker restores the apps itself when it starts.
-    if (inProcessWorker || options.worker === false) await target.restoreActiveInstances();
+    // A child worker restores the apps itself when it starts; a cluster's apps are reconciled by a control worker.
+    const restoresHere =
+      chosen.runner === 'kubernetes' ? inProcessWorker && config.workerQueues.includes('control') : !childWorker;
+    if (restoresHere) await target.restoreActiveInstances();
 
     return {
       apiUrl,

@@ -26,6 +26,8 @@ export async function runWorkerCommand(options: WorkerCommandOptions = {}): Prom
   if (!config.databaseUrl) throw new ConfigError('DATABASE_URL must be set for `graphx worker` (it does not start PostgreSQL).');
   if (!config.temporalAddress)
     throw new ConfigError('TEMPORAL_ADDRESS must be set for `graphx worker` (it does not start Temporal).');
+  if (config.workerQueues.length === 0)
+    throw new ConfigError('GRAPHX_WORKER_QUEUES is empty: `graphx worker` must poll control, build or both.');
   const db = createDb(config.databaseUrl);
   const secretBox = new SecretBox(loadSecretKey(config.secretKey, config.dataDir));
   // Container and Kubernetes runners: revisions are built into images (and image sources pulled) in the engine, when

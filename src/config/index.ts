@@ -66,7 +66,10 @@ export interface GraphxConfig {
   /** Hosts an image build's dependency install may reach over HTTPS (GRAPHX_BUILD_REGISTRY_HOSTS, comma list). */
   buildRegistryHosts: string[];
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  /** Task queues `graphx worker` polls (GRAPHX_WORKER_QUEUES, comma list of control and build). */
+  /**
+   * Task queues `graphx worker` polls (GRAPHX_WORKER_QUEUES, comma list of control and build). Empty: none, so
+   * `graphx serve` runs the API alone (its workers run elsewhere, as deploy/kubernetes runs them).
+   */
   workerQueues: Array<'control' | 'build'>;
   /** Public base URL of the control plane, used in OAuth redirect URIs (GRAPHX_PUBLIC_URL). */
   publicUrl: string;
@@ -178,6 +181,7 @@ const schema = Joi.object({
     .default('node:24-bookworm-slim'),
   GRAPHX_WORKER_QUEUES: Joi.string()
     .pattern(/^(control|build)(,(control|build))*$/, 'comma list of control and build')
+    .allow('')
     .default('control,build'),
   GRAPHX_WORKER_METRICS_PORT: Joi.number().integer().min(0).max(65535).default(9464),
   GRAPHX_TEMPORAL_SDK_METRICS: flag.default(true),
@@ -260,7 +264,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     containerSocket: v.GRAPHX_CONTAINER_SOCKET ?? null,
     containerStoreDir: path.resolve(v.GRAPHX_CONTAINER_STORE ?? path.join(dataDir, 'containers', 'store')),
     runtimeBaseImage: v.GRAPHX_RUNTIME_BASE_IMAGE,
-    workerQueues: [...new Set(String(v.GRAPHX_WORKER_QUEUES).split(','))] as Array<'control' | 'build'>,
+    workerQueues: [...new Set(String(v.GRAPHX_WORKER_QUEUES).split(',').filter(Boolean))] as Array<'control' | 'build'>,
     workerMetricsPort: v.GRAPHX_WORKER_METRICS_PORT,
     temporalSdkMetrics: v.GRAPHX_TEMPORAL_SDK_METRICS,
     ...temporalSecurity(v),
