@@ -74,8 +74,8 @@ export function runnerPolicyOf(config: Pick<GraphxConfig, 'runner' | 'kube'>): R
     runner: 'kubernetes',
     kubernetes: {
       inClusterDatabase: kube?.database.mode === 'in-cluster',
-      // The agent server has no queue-only mode yet: queue_* fields are refused (docs/decisions.md).
-      queueRole: false,
+      // The runtime splits into API and queue sides (GRAPHX_RUNTIME_ROLE): queue_* fields make a queue Deployment.
+      queueRole: true,
       managedNamespaces: kube?.managedNamespaces ?? [],
       selfServiceAccount: kube?.selfServiceAccount ?? 'graphx',
     },

@@ -478,9 +478,16 @@ describe('deployments API (CONTRACT §2.1–§2.3)', () => {
     const created = async (name: string) =>
       (await call().get(`/v2/deployments?name_contains=${name}`).set('X-Api-Key', key)).body.resources;
 
-    it('accepts fields that take effect on a cluster without a warning', async () => {
+    it('accepts fields that take effect on a cluster (the queue side included) without a warning', async () => {
       const response = await createOnKube(uniqueName(), {
-        resource_spec: { min_scale: 2, max_scale: 6, cpu: 0.5, labels: { team: 'agents' } },
+        resource_spec: {
+          min_scale: 2,
+          max_scale: 6,
+          cpu: 0.5,
+          labels: { team: 'agents' },
+          queue_min_scale: 1,
+          queue_max_scale: 4,
+        },
         listener_config: { k8s_namespace: 'team-a' },
       });
       expect(response.status).toBe(201);
