@@ -9,7 +9,7 @@ export interface ActivityDeps {
   config: GraphxConfig;
   db: Db;
   secretBox: SecretBox;
-  /** The target port; the worker's composition root passes the concrete one (LocalTarget). */
+  /** The target port; the worker's composition root passes the concrete one (ProcessTarget). */
   target: DeploymentTarget;
   /** The builder port: the build half of the same runner (src/builders; chosen with the target). */
   builder: RevisionBuilder;

@@ -7,7 +7,9 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import fs from 'node:fs';
 import path from 'node:path';
+import { InstanceStore } from '../src/db/repositories/instances';
 import { PipelineState } from '../src/db/repositories/pipelineState';
+import { TracingRepository } from '../src/db/repositories/tracing';
 import { dropDeploymentDatabase } from '../src/pipeline/deploymentDatabase';
 import { buildPaths } from '../src/pipeline/revisionSpec';
 import type { ActivityDeps } from './deps';
@@ -39,14 +41,9 @@ export function teardownDeploymentActivity({ db, config, target, builder }: Acti
     await target.stopDeployment(deploymentId, () => heartbeat('stopping instances'));
     heartbeat('dropping database');
     await dropDeploymentDatabase(db, deploymentId);
-    await db('service_tokens').where({ deployment_id: deploymentId }).delete();
+    await new InstanceStore(db).deleteServiceTokens(deploymentId);
     if (input.deleteTracingProject || deployment.deleteTracingProject) {
-      await db('tracing_projects')
-        .where((where) => {
-          where.where({ deployment_id: deploymentId });
-          if (deployment.tracingProjectId) where.orWhere({ id: deployment.tracingProjectId });
-        })
-        .delete();
+      await new TracingRepository(db).deleteForDeployment(deploymentId, deployment.tracingProjectId ?? null);
     }
     const revisionIds = await state.revisionIds(deploymentId);
     heartbeat('removing build artefacts');
@@ -55,13 +52,8 @@ export function teardownDeploymentActivity({ db, config, target, builder }: Acti
     for (const revisionId of revisionIds) {
       fs.rmSync(buildPaths(config.dataDir, revisionId).root, { recursive: true, force: true });
     }
-    const instances: Array<{ stdout_file: string; stderr_file: string }> = await db('local_instances')
-      .where({ deployment_id: deploymentId })
-      .select('stdout_file', 'stderr_file');
-    for (const instance of instances) {
-      for (const file of [instance.stdout_file, instance.stderr_file]) {
-        if (path.resolve(file).startsWith(config.dataDir + path.sep)) fs.rmSync(file, { force: true });
-      }
+    for (const file of await new InstanceStore(db).outputFiles(deploymentId)) {
+      if (path.resolve(file).startsWith(config.dataDir + path.sep)) fs.rmSync(file, { force: true });
     }
     await state.markDeploymentDeleted(deploymentId);
   };

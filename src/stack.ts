@@ -172,7 +172,14 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
     const relay = startOutboxRelay(db, temporal);
     stops.push(['outbox relay', relay.stop]);
 
-    const app = createApp({ config, db, secretBox, temporal, temporalUiUrl: temporalUiUrl ?? config.temporalUiUrl });
+    const app = createApp({
+      config,
+      db,
+      secretBox,
+      temporal,
+      temporalUiUrl: temporalUiUrl ?? config.temporalUiUrl,
+      pokeOutbox: relay.poke,
+    });
     const server = http.createServer(app.callback());
     answerClientErrorsWithJson(server);
     await new Promise<void>((resolve, reject) => {

@@ -6,7 +6,7 @@
  * redeploy (rollback) records the earlier revision's pushed reference again without building, copying or pulling.
  */
 import type { Db } from '../db/knex';
-import { registryAuthFor, registryHost } from '../containers/revisionImages';
+import { registryAuthFor, registryHost } from '../containers/registryAuth';
 import { isImageSource, type RevisionSpec } from '../pipeline/revisionSpec';
 import { ImagePushError, type ImagePusher, type PushedImage } from '../targets/kubernetes/imagePusher';
 import { baseName } from '../targets/kubernetes/names';

@@ -230,7 +230,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
   const runner = chosenRunner(raw, v);
   // The target's own settings are read with the rest, so a bad one stops start-up here (and the API knows them too).
   const kube = runner === 'kubernetes' ? loadKubeSettings(raw as NodeJS.ProcessEnv, v.DATABASE_URL ?? null) : null;
-  const carried = [...configVariables(), ...(kube ? kubeVariables() : [])];
   return Object.freeze({
     port: v.PORT,
     host: v.GRAPHX_HOST,
@@ -268,14 +267,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     workerMetricsPort: v.GRAPHX_WORKER_METRICS_PORT,
     temporalSdkMetrics: v.GRAPHX_TEMPORAL_SDK_METRICS,
     ...temporalSecurity(v),
-    settings: Object.freeze(
-      Object.fromEntries(
-        Object.entries(raw)
-          .filter(([name]) => carried.includes(name) && name !== 'GRAPHX_CONFIG_FILE')
-          .map(([name, value]) => [name, String(value)]),
-      ),
-    ),
+    settings: carriedSettings(raw, kube !== null),
   });
+}
+
+/** The settings a worker process of the stack is given (the Kubernetes target's too when that is the runner). */
+function carriedSettings(raw: Record<string, unknown>, kubernetes: boolean): Readonly<Record<string, string>> {
+  const carried = [...configVariables(), ...(kubernetes ? kubeVariables() : [])];
+  return Object.freeze(
+    Object.fromEntries(
+      Object.entries(raw)
+        .filter(([name]) => carried.includes(name) && name !== 'GRAPHX_CONFIG_FILE')
+        .map(([name, value]) => [name, String(value)]),
+    ),
+  );
 }
 
 /**

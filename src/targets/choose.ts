@@ -22,7 +22,7 @@ import { ConfigError } from '@graphx/kit/errors';
 import { ContainerTarget } from './container';
 import { KubernetesTarget } from './kubernetes';
 import { SkopeoImagePusher } from './kubernetes/imagePusher';
-import { LocalTarget } from './local';
+import { ProcessTarget } from './process';
 
 /** What every runner gives its composition root, whatever runs the apps. */
 interface ChosenParts {
@@ -46,7 +46,7 @@ interface ChosenParts {
 export type ChosenTarget = ChosenParts &
   (
     | { runner: 'container'; target: ContainerTarget }
-    | { runner: 'process'; target: LocalTarget }
+    | { runner: 'process'; target: ProcessTarget }
     | { runner: 'kubernetes'; target: KubernetesTarget }
   );
 
@@ -78,7 +78,7 @@ export async function chooseTarget(
   logger.warn(NOT_ISOLATED_WARNING);
   return {
     runner: 'process',
-    target: new LocalTarget({ config, db, secretBox }),
+    target: new ProcessTarget({ config, db, secretBox }),
     engine: null,
     engineSocket: null,
     builder: new HostBuilder(config),

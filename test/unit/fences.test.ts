@@ -39,7 +39,7 @@ const CASES: Array<{ file: string; source: string; rule: string; why: string }> 
   {
     why: 'an activity imports a concrete target',
     file: `activities/${PROBE}.ts`,
-    source: "import { LocalTarget } from '../src/targets/local';\nexport const probe = LocalTarget;\n",
+    source: "import { ProcessTarget } from '../src/targets/process';\nexport const probe = ProcessTarget;\n",
     rule: 'import/no-restricted-paths',
   },
   {

@@ -44,7 +44,7 @@ describeWithEngine('graphx-runtime image', () => {
     IMAGE_BUILD_HOOK_MS,
   );
 
-  it("runs as an unprivileged user with the default LTS Node (whatever the host runs), the host's npm, yarn classic, pnpm, the host CA bundle and the runtime bundle", async () => {
+  it('runs as an unprivileged user with the default LTS Node (whatever the host runs), the host npm, yarn classic, pnpm, the host CA bundle and the runtime bundle', async () => {
     const { ref } = await ensureTestRuntimeImage(test.engine);
     const name = `graphx-runtime-test-${process.pid}`;
     names.push(name);
