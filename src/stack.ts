@@ -1,6 +1,6 @@
 /**
  * The whole service: PostgreSQL (embedded unless DATABASE_URL), Temporal (dev server unless TEMPORAL_ADDRESS), the
- * API, the outbox relay, the gateway and a worker, in this process or (`worker: 'process'`, what `graphx start` runs)
+ * API, the outbox relay, the gateway (none on Kubernetes, where each deployment has its own route) and a worker, in this process or (`worker: 'process'`, what `graphx start` runs)
  * as a supervised `graphx worker` of its own, so a stuck worker never stops the API and the gateway from answering.
  * `stop()` stops every part, the apps included.
  */
@@ -35,7 +35,8 @@ import {
 
 export interface StackHandle {
   apiUrl: string;
-  gatewayUrl: string;
+  /** The gateway in front of the apps; null on Kubernetes (gateway-less: each deployment's URL is its own route). */
+  gatewayUrl: string | null;
   temporalAddress: string;
   temporalUiUrl: string | null;
   /** The in-process worker's /metrics, /ready and /ok server (null without a worker). */
@@ -128,21 +129,29 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
     const temporal = await createTemporalClient(temporalAddress, config.temporalNamespace, config);
     stops.push(['temporal client', () => temporal.connection.close()]);
 
-    const childWorker = options.worker === 'process';
-    const inProcessWorker = options.worker !== false && !childWorker;
+    // GRAPHX_WORKER_QUEUES empty: the API alone (its workers run elsewhere, as deploy/kubernetes runs them).
+    const wantsWorker = options.worker !== false && config.workerQueues.length > 0;
+    const childWorker = wantsWorker && options.worker === 'process';
+    const inProcessWorker = wantsWorker && !childWorker;
     const chosen = await chooseTarget(config, db, secretBox, {
-      builds: options.worker !== false,
+      builds: wantsWorker,
       takeOverEngine: true,
     });
     const { target } = chosen;
+    // Apps on this machine sit behind the gateway; on Kubernetes each has its own route and outlives the stack.
+    const onThisMachine = chosen.runner === 'kubernetes' ? null : chosen.target;
     stops.push(['container engine', chosen.closeEngine]);
-    const closeGateway = await target.startGateway();
-    stops.push(['gateway', closeGateway]);
+    if (onThisMachine) {
+      const closeGateway = await onThisMachine.startGateway();
+      stops.push(['gateway', closeGateway]);
+    }
     // The child worker's apps outlive it (a worker restarted by its supervisor adopts them): stopping the stack
     // stops every instance recorded for this data dir; an in-process worker's are those this process supervises.
+    // A cluster's apps keep running: stopping only closes the connections to its API server.
     stops.push([
       'app instances',
-      () => (childWorker ? target.stopEveryInstance(APP_STOP_GRACE_MS) : target.stopAll(APP_STOP_GRACE_MS)),
+      () =>
+        childWorker && onThisMachine ? onThisMachine.stopEveryInstance(APP_STOP_GRACE_MS) : target.stopAll(APP_STOP_GRACE_MS),
     ]);
 
     let workerMetricsUrl: string | null = null;
@@ -181,7 +190,7 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
     const address = server.address();
     const apiPort = typeof address === 'object' && address ? address.port : config.port;
     const apiUrl = `http://${config.host}:${apiPort}`;
-    target.setControlPlaneUrl(apiUrl);
+    onThisMachine?.setControlPlaneUrl(apiUrl);
 
     if (childWorker) {
       const worker = await startWorkerChild({
@@ -190,7 +199,7 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
         temporalAddress,
         runner: chosen.runner,
         containerSocket: chosen.engineSocket,
-        gatewayPort: Number(new URL(target.gatewayUrl()).port),
+        gatewayPort: onThisMachine ? Number(new URL(onThisMachine.gatewayUrl()).port) : config.gatewayPort,
         apiUrl,
       });
       kills.push(worker.kill);
@@ -200,12 +209,14 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
     }
     stops.push(['api', stopApi]);
 
-    // A child worker restores the apps itself when it starts.
-    if (inProcessWorker || options.worker === false) await target.restoreActiveInstances();
+    // A child worker restores the apps itself when it starts; a cluster's apps are reconciled by a control worker.
+    const restoresHere =
+      chosen.runner === 'kubernetes' ? inProcessWorker && config.workerQueues.includes('control') : !childWorker;
+    if (restoresHere) await target.restoreActiveInstances();
 
     return {
       apiUrl,
-      gatewayUrl: target.gatewayUrl(),
+      gatewayUrl: onThisMachine?.gatewayUrl() ?? null,
       temporalAddress,
       temporalUiUrl,
       workerMetricsUrl,

@@ -56,7 +56,9 @@ async function startAndReport(config: GraphxConfig, options: StackOptions = {}):
     'graphx platform is running',
     `  Console:       ${stack.apiUrl}/console/  (sign in with the API key)`,
     `  API:           ${stack.apiUrl}  (docs: ${stack.apiUrl}/docs)`,
-    `  Gateway:       ${stack.gatewayUrl}/<deployment-name>`,
+    stack.gatewayUrl
+      ? `  Gateway:       ${stack.gatewayUrl}/<deployment-name>`
+      : `  Apps:          at their own routes on the cluster (${appRoutes(config)})`,
     `  Temporal:      ${stack.temporalAddress}${config.temporalAddress ? ' (external)' : ' (dev server)'}`,
     `  Temporal UI:   ${stack.temporalUiUrl ?? '(external server: see its own UI)'}`,
     `  PostgreSQL:    ${config.databaseUrl ? 'external (DATABASE_URL)' : `embedded, data in ${embeddedClusterDir(config.dataDir)}`}`,
@@ -68,6 +70,12 @@ async function startAndReport(config: GraphxConfig, options: StackOptions = {}):
   console.log(lines.join('\n'));
 
   stopOnSignals(stack);
+}
+
+/** Where a Kubernetes control plane's deployments are reached (no gateway: each has its Ingress or HTTPRoute). */
+function appRoutes(config: GraphxConfig): string {
+  const route = config.kube?.route;
+  return route ? `${route.scheme}://<deployment-name>.${route.baseDomain}, or its custom_url` : 'their routes';
 }
 
 /** The operator's `retry` signal as a command that works against this stack's Temporal (README shows it too). */

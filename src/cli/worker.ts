@@ -26,9 +26,12 @@ export async function runWorkerCommand(options: WorkerCommandOptions = {}): Prom
   if (!config.databaseUrl) throw new ConfigError('DATABASE_URL must be set for `graphx worker` (it does not start PostgreSQL).');
   if (!config.temporalAddress)
     throw new ConfigError('TEMPORAL_ADDRESS must be set for `graphx worker` (it does not start Temporal).');
+  if (config.workerQueues.length === 0)
+    throw new ConfigError('GRAPHX_WORKER_QUEUES is empty: `graphx worker` must poll control, build or both.');
   const db = createDb(config.databaseUrl);
   const secretBox = new SecretBox(loadSecretKey(config.secretKey, config.dataDir));
-  // Container runner: revisions are built into images (and image sources pulled) in the engine.
+  // Container and Kubernetes runners: revisions are built into images (and image sources pulled) in the engine, when
+  // this worker polls the build queue (a control-only worker on a cluster needs no engine).
   const chosen = await chooseTarget(config, db, secretBox, { builds: true });
   const { target, builder } = chosen;
   const worker = await startWorker({

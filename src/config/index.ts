@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
 import { ConfigError } from '@graphx/kit/errors';
+import { kubeVariables, loadKubeSettings, type KubeSettings } from '../targets/kubernetes/settings';
 
 export type DeploymentMode = 'cloud' | 'self_hosted';
 
@@ -65,7 +66,10 @@ export interface GraphxConfig {
   /** Hosts an image build's dependency install may reach over HTTPS (GRAPHX_BUILD_REGISTRY_HOSTS, comma list). */
   buildRegistryHosts: string[];
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  /** Task queues `graphx worker` polls (GRAPHX_WORKER_QUEUES, comma list of control and build). */
+  /**
+   * Task queues `graphx worker` polls (GRAPHX_WORKER_QUEUES, comma list of control and build). Empty: none, so
+   * `graphx serve` runs the API alone (its workers run elsewhere, as deploy/kubernetes runs them).
+   */
   workerQueues: Array<'control' | 'build'>;
   /** Public base URL of the control plane, used in OAuth redirect URIs (GRAPHX_PUBLIC_URL). */
   publicUrl: string;
@@ -75,10 +79,13 @@ export interface GraphxConfig {
    */
   internalApiUrl: string;
   /**
-   * Where builds and apps run (GRAPHX_RUNNER): `container`, `process` (host processes, not isolated), or `auto`
+   * Where builds and apps run (GRAPHX_RUNNER, or GRAPHX_TARGET by the issue's name): `container`, `process` (host
+   * processes, not isolated), `kubernetes` (apps on a cluster, images built as for containers and pushed), or `auto`
    * (the default: containers when an engine answers, else processes; resolved at start by src/targets/choose.ts).
    */
-  runner: 'process' | 'container' | 'auto';
+  runner: 'process' | 'container' | 'kubernetes' | 'auto';
+  /** The Kubernetes target's settings (GRAPHX_KUBE_*, KUBECONFIG) when the runner is `kubernetes`, else null. */
+  kube: KubeSettings | null;
   /** Docker Engine API socket to use (GRAPHX_CONTAINER_SOCKET); null: graphx starts podman on its own socket. */
   containerSocket: string | null;
   /** Image and container store of the podman graphx starts (GRAPHX_CONTAINER_STORE; default `<dataDir>/containers/store`). */
@@ -165,7 +172,8 @@ const schema = Joi.object({
   GRAPHX_INTERNAL_API_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
     .empty(''),
-  GRAPHX_RUNNER: Joi.string().valid('container', 'process', 'auto').default('auto'),
+  GRAPHX_RUNNER: Joi.string().valid('container', 'process', 'kubernetes', 'auto').default('auto'),
+  GRAPHX_TARGET: Joi.string().valid('container', 'process', 'kubernetes', 'auto').empty(''),
   GRAPHX_CONTAINER_SOCKET: Joi.string().min(1).empty(''),
   GRAPHX_CONTAINER_STORE: Joi.string().min(1).empty(''),
   GRAPHX_RUNTIME_BASE_IMAGE: Joi.string()
@@ -173,6 +181,7 @@ const schema = Joi.object({
     .default('node:24-bookworm-slim'),
   GRAPHX_WORKER_QUEUES: Joi.string()
     .pattern(/^(control|build)(,(control|build))*$/, 'comma list of control and build')
+    .allow('')
     .default('control,build'),
   GRAPHX_WORKER_METRICS_PORT: Joi.number().integer().min(0).max(65535).default(9464),
   GRAPHX_TEMPORAL_SDK_METRICS: flag.default(true),
@@ -218,6 +227,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
   }
   const v = value as Record<string, any>;
   const dataDir = path.resolve(v.GRAPHX_DATA_DIR);
+  const runner = chosenRunner(raw, v);
+  // The target's own settings are read with the rest, so a bad one stops start-up here (and the API knows them too).
+  const kube = runner === 'kubernetes' ? loadKubeSettings(raw as NodeJS.ProcessEnv, v.DATABASE_URL ?? null) : null;
   return Object.freeze({
     port: v.PORT,
     host: v.GRAPHX_HOST,
@@ -246,22 +258,44 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     logLevel: v.GRAPHX_LOG_LEVEL,
     publicUrl: v.GRAPHX_PUBLIC_URL ?? `http://${v.GRAPHX_HOST}:${v.PORT}`,
     internalApiUrl: v.GRAPHX_INTERNAL_API_URL ?? v.GRAPHX_PUBLIC_URL ?? `http://${v.GRAPHX_HOST}:${v.PORT}`,
-    runner: v.GRAPHX_RUNNER,
+    runner,
+    kube,
     containerSocket: v.GRAPHX_CONTAINER_SOCKET ?? null,
     containerStoreDir: path.resolve(v.GRAPHX_CONTAINER_STORE ?? path.join(dataDir, 'containers', 'store')),
     runtimeBaseImage: v.GRAPHX_RUNTIME_BASE_IMAGE,
-    workerQueues: [...new Set(String(v.GRAPHX_WORKER_QUEUES).split(','))] as Array<'control' | 'build'>,
+    workerQueues: [...new Set(String(v.GRAPHX_WORKER_QUEUES).split(',').filter(Boolean))] as Array<'control' | 'build'>,
     workerMetricsPort: v.GRAPHX_WORKER_METRICS_PORT,
     temporalSdkMetrics: v.GRAPHX_TEMPORAL_SDK_METRICS,
     ...temporalSecurity(v),
-    settings: Object.freeze(
-      Object.fromEntries(
-        Object.entries(raw)
-          .filter(([name]) => configVariables().includes(name) && name !== 'GRAPHX_CONFIG_FILE')
-          .map(([name, value]) => [name, String(value)]),
-      ),
-    ),
+    settings: carriedSettings(raw, kube !== null),
   });
+}
+
+/** The settings a worker process of the stack is given (the Kubernetes target's too when that is the runner). */
+function carriedSettings(raw: Record<string, unknown>, kubernetes: boolean): Readonly<Record<string, string>> {
+  const carried = [...configVariables(), ...(kubernetes ? kubeVariables() : [])];
+  return Object.freeze(
+    Object.fromEntries(
+      Object.entries(raw)
+        .filter(([name]) => carried.includes(name) && name !== 'GRAPHX_CONFIG_FILE')
+        .map(([name, value]) => [name, String(value)]),
+    ),
+  );
+}
+
+/**
+ * GRAPHX_RUNNER, or GRAPHX_TARGET (the name issue 21 gives the same choice): set both only to the same value. Only
+ * values given explicitly count: GRAPHX_RUNNER's default does not contradict a GRAPHX_TARGET.
+ */
+function chosenRunner(raw: Record<string, unknown>, v: Record<string, any>): GraphxConfig['runner'] {
+  const target = v.GRAPHX_TARGET as GraphxConfig['runner'] | undefined;
+  if (!target) return v.GRAPHX_RUNNER;
+  if (raw.GRAPHX_RUNNER !== undefined && raw.GRAPHX_RUNNER !== '' && v.GRAPHX_RUNNER !== target) {
+    throw new ConfigError(
+      `Invalid configuration: GRAPHX_TARGET=${target} contradicts GRAPHX_RUNNER=${v.GRAPHX_RUNNER} (they name the same choice; set one).`,
+    );
+  }
+  return target;
 }
 
 /** TLS and API-key settings of an external Temporal, checked together (they mean nothing for the dev server). */

@@ -19,6 +19,8 @@ export interface OpenedEngine {
   engine: ContainerEngine;
   /** The Docker Engine API socket it answers on (a child process of the stack is given the same). */
   socketPath: string;
+  /** The environment that points containers tools (skopeo) at this engine's store and registry configuration. */
+  storageEnv: Record<string, string>;
   /** Stops the podman service when this process started it. */
   close: () => Promise<void>;
 }
@@ -32,12 +34,12 @@ export async function openContainerEngine(config: GraphxConfig, options: { takeO
   if (config.containerSocket) {
     const engine = new DockerEngine(config.containerSocket, files.ulimits);
     await engine.ping();
-    return { engine, socketPath: config.containerSocket, close: async () => {} };
+    return { engine, socketPath: config.containerSocket, storageEnv: files.env, close: async () => {} };
   }
   const service = await ensurePodmanService(files, { takeOver: options.takeOver });
   const engine = new DockerEngine(service.socketPath, files.ulimits);
   await engine.ping();
-  return { engine, socketPath: service.socketPath, close: service.stop };
+  return { engine, socketPath: service.socketPath, storageEnv: files.env, close: service.stop };
 }
 
 /**

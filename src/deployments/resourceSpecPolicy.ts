@@ -66,7 +66,18 @@ export function checkResourceSpec(sourceConfig: SourceConfig, policy: RunnerPoli
   return warnings;
 }
 
-/** The policy of a control plane whose revisions run where GRAPHX_RUNNER says (Kubernetes: see the target's settings). */
-export function runnerPolicyOf(config: Pick<GraphxConfig, 'runner'>): RunnerPolicy {
-  return { runner: config.runner };
+/** The policy of a control plane whose revisions run where GRAPHX_RUNNER says (Kubernetes: from the target's settings). */
+export function runnerPolicyOf(config: Pick<GraphxConfig, 'runner' | 'kube'>): RunnerPolicy {
+  if (config.runner !== 'kubernetes') return { runner: config.runner };
+  const kube = config.kube;
+  return {
+    runner: 'kubernetes',
+    kubernetes: {
+      inClusterDatabase: kube?.database.mode === 'in-cluster',
+      // The runtime splits into API and queue sides (GRAPHX_RUNTIME_ROLE): queue_* fields make a queue Deployment.
+      queueRole: true,
+      managedNamespaces: kube?.managedNamespaces ?? [],
+      selfServiceAccount: kube?.selfServiceAccount ?? 'graphx',
+    },
+  };
 }

@@ -17,7 +17,7 @@ export interface WorkerChildOptions {
   databaseUrl: string;
   temporalAddress: string;
   /** The runner the stack chose (its check ran there): the worker uses the same, on the same engine. */
-  runner: 'container' | 'process';
+  runner: 'container' | 'process' | 'kubernetes';
   containerSocket: string | null;
   gatewayPort: number;
   apiUrl: string;
@@ -45,6 +45,8 @@ export async function startWorkerChild(options: WorkerChildOptions): Promise<Wor
     DATABASE_URL: options.databaseUrl,
     TEMPORAL_ADDRESS: options.temporalAddress,
     GRAPHX_RUNNER: options.runner,
+    // GRAPHX_TARGET names the same choice: the runner decided here is the one the worker uses.
+    GRAPHX_TARGET: options.runner,
     GRAPHX_GATEWAY_PORT: String(options.gatewayPort),
     GRAPHX_INTERNAL_API_URL: options.apiUrl,
     ...(options.containerSocket ? { GRAPHX_CONTAINER_SOCKET: options.containerSocket } : {}),

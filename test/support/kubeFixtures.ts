@@ -23,6 +23,8 @@ export interface GraphxAccount {
   managed: string[];
   /** The API as graphx's service account. */
   api: KubeApi;
+  /** A kubeconfig file with the same credentials (KUBECONFIG of a control plane under test). */
+  kubeconfig: string;
 }
 
 /** graphx's service account in a namespace of its own, bound to the shipped Role in `managedCount` new namespaces. */
@@ -43,8 +45,8 @@ export async function graphxAccount(cluster: TestCluster, managedCount = 1): Pro
   const request = await cluster.admin.request('POST', `/api/v1/namespaces/${home}/serviceaccounts/graphx/token`, {
     body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
   });
-  const api = KubeApi.fromFile(cluster.kubeconfigForToken(request.status.token));
-  return { home, managed, api };
+  const kubeconfig = cluster.kubeconfigForToken(request.status.token);
+  return { home, managed, api: KubeApi.fromFile(kubeconfig), kubeconfig };
 }
 
 export const TEST_DIGEST = (seed: string) => `sha256:${crypto.createHash('sha256').update(seed).digest('hex')}`;

@@ -55,6 +55,12 @@ export interface RunTuning {
   maxRequestBodyBytes: number;
   /** How often expired thread TTLs are looked for. */
   ttlSweepMs: number;
+  /**
+   * GRAPHX_RUNTIME_ROLE: `all` (default: HTTP and background runs), `api` (HTTP; executes only the streamed runs it
+   * holds a response for, never other background runs) or `queue` (a background-run worker; its HTTP serves probes).
+   * `api` and `queue` processes over one database split one deployment's two sides (the Kubernetes queue Deployment).
+   */
+  role: 'all' | 'api' | 'queue';
 }
 
 /** The Python Agent Server's default body limit (HTTP_MAX_REQUEST_BODY_BYTES, 300 MB), ours too. */
@@ -68,6 +74,7 @@ const tuningSchema = Joi.object({
   GRAPHX_RUNTIME_CRON_POLL_MS: Joi.number().integer().min(50).max(60_000).empty('').default(1000),
   HTTP_MAX_REQUEST_BODY_BYTES: Joi.number().integer().min(1024).empty('').default(DEFAULT_MAX_REQUEST_BODY_BYTES),
   GRAPHX_RUNTIME_TTL_SWEEP_MS: Joi.number().integer().min(50).max(3_600_000).empty('').default(60_000),
+  GRAPHX_RUNTIME_ROLE: Joi.string().valid('all', 'api', 'queue').empty('').default('all'),
 }).unknown(true);
 
 /**
@@ -89,6 +96,7 @@ export function runTuningFromEnv(env: NodeJS.ProcessEnv = process.env): RunTunin
     cronPollMs: value.GRAPHX_RUNTIME_CRON_POLL_MS,
     maxRequestBodyBytes: value.HTTP_MAX_REQUEST_BODY_BYTES,
     ttlSweepMs: value.GRAPHX_RUNTIME_TTL_SWEEP_MS,
+    role: value.GRAPHX_RUNTIME_ROLE,
   };
 }
 

@@ -2,7 +2,8 @@
  * The image push seam of the Kubernetes path: a revision's image, built in (or pulled into) graphx's engine store
  * exactly as for the container runner, is copied to the configured registry with skopeo (Debian's, the same tool
  * family as the engine: it reads containers-storage directly, so nothing is exported to a file first), and the
- * revision then runs it by the digest the registry computed, never by a tag.
+ * revision then runs it by the digest the registry computed, never by a tag. An `external_docker` revision's image is
+ * copied registry to registry the same way (a loopback registry, any port, is plain HTTP, as for the engine).
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -15,9 +16,23 @@ export interface PushedImage {
   digest: string;
 }
 
-/** Pushes a local image to the cluster's registry. */
+/** Credentials for reading an image from another registry (an `external_docker` revision's `image_uri`). */
+export interface SourceAuth {
+  registry: string;
+  username: string;
+  password: string;
+}
+
+/** Pushes a local image to the cluster's registry, or copies a remote one there. */
 export interface ImagePusher {
   push(localRef: string, name: string, tag: string, onLine?: (line: string) => void): Promise<PushedImage>;
+  /** Copies `imageUri` (any registry) to `<repository>/<name>:<tag>`, reading it with `auth` when given. */
+  copyRemote(
+    imageUri: string,
+    name: string,
+    tag: string,
+    options?: { auth?: SourceAuth; onLine?: (line: string) => void },
+  ): Promise<PushedImage>;
 }
 
 export interface SkopeoPusherOptions {
@@ -39,7 +54,45 @@ export class ImagePushError extends Error {
 export class SkopeoImagePusher implements ImagePusher {
   constructor(private readonly options: SkopeoPusherOptions) {}
 
-  async push(localRef: string, name: string, tag: string, onLine: (line: string) => void = () => {}): Promise<PushedImage> {
+  push(localRef: string, name: string, tag: string, onLine: (line: string) => void = () => {}): Promise<PushedImage> {
+    return this.copy(`containers-storage:${localRef}`, localRef, name, tag, [], onLine);
+  }
+
+  async copyRemote(
+    imageUri: string,
+    name: string,
+    tag: string,
+    options: { auth?: SourceAuth; onLine?: (line: string) => void } = {},
+  ): Promise<PushedImage> {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._:/@-]*$/.test(imageUri)) throw new ImagePushError(`Not an image reference: ${imageUri}`);
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-source-auth-'));
+    try {
+      const args: string[] = [];
+      if (options.auth) {
+        // A file, not --src-creds: a password on the command line is visible to every user of the machine.
+        const file = path.join(work, 'auth.json');
+        const encoded = Buffer.from(`${options.auth.username}:${options.auth.password}`).toString('base64');
+        fs.writeFileSync(file, JSON.stringify({ auths: { [options.auth.registry]: { auth: encoded } } }), { mode: 0o600 });
+        args.push('--src-authfile', file);
+      } else if (this.options.authFile) {
+        args.push('--src-authfile', this.options.authFile);
+      }
+      // As the engine's configuration says (engineConfig.ts): a registry on loopback, any port, is plain HTTP.
+      if (isLoopback(imageUri)) args.push('--src-tls-verify=false');
+      return await this.copy(`docker://${imageUri}`, imageUri, name, tag, args, options.onLine ?? (() => {}));
+    } finally {
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+  }
+
+  private async copy(
+    source: string,
+    shown: string,
+    name: string,
+    tag: string,
+    sourceArgs: string[],
+    onLine: (line: string) => void,
+  ): Promise<PushedImage> {
     const { repository, authFile, tlsVerify, storageEnv } = this.options;
     if (!/^[a-z0-9][a-z0-9._/-]*$/.test(name) || !/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(tag)) {
       throw new ImagePushError(`Not an image name and tag: ${name}:${tag}`);
@@ -55,10 +108,11 @@ export class SkopeoImagePusher implements ImagePusher {
       '--digestfile',
       digestFile,
       ...(authFile ? ['--dest-authfile', authFile] : []),
-      `containers-storage:${localRef}`,
+      ...sourceArgs,
+      source,
       `docker://${target}:${tag}`,
     ];
-    onLine(`Pushing ${localRef} to ${target}:${tag}`);
+    onLine(`Pushing ${shown} to ${target}:${tag}`);
     try {
       await new Promise<void>((resolve, reject) => {
         execFile(
@@ -72,7 +126,7 @@ export class SkopeoImagePusher implements ImagePusher {
           (error, _stdout, stderr) => {
             if (!error) return resolve();
             const detail = String(stderr).trim().split('\n').slice(-5).join('\n');
-            reject(new ImagePushError(`Pushing ${localRef} to ${target} failed: ${detail || error.message}`));
+            reject(new ImagePushError(`Pushing ${shown} to ${target} failed: ${detail || error.message}`));
           },
         );
       });
@@ -84,4 +138,10 @@ export class SkopeoImagePusher implements ImagePusher {
       fs.rmSync(work, { recursive: true, force: true });
     }
   }
+}
+
+/** A registry on this machine (`127.0.0.1:5000/…`, `localhost/…`). */
+function isLoopback(imageUri: string): boolean {
+  const host = imageUri.split('/')[0] ?? '';
+  return imageUri.includes('/') && /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?$/.test(host);
 }

@@ -8,6 +8,7 @@
  */
 import https from 'node:https';
 import http from 'node:http';
+import { delimiter as pathDelimiter } from 'node:path';
 import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { FIELD_MANAGER } from './names';
 import type { KubeObject } from './objects/types';
@@ -65,10 +66,22 @@ export class KubeApi {
     this.server = cluster.server.replace(/\/+$/, '');
   }
 
-  /** KUBECONFIG (or ~/.kube/config), else in-cluster credentials; `context` picks a kubeconfig context. */
-  static load(context: string | null = null): KubeApi {
+  /**
+   * `kubeconfig` (a path list, merged as kubectl merges KUBECONFIG), else KUBECONFIG, ~/.kube/config or in-cluster
+   * credentials (the library's default order); `context` picks a kubeconfig context.
+   */
+  static load(context: string | null = null, kubeconfig: string | null = null): KubeApi {
     const config = new KubeConfig();
-    config.loadFromDefault();
+    const files = (kubeconfig ?? '').split(pathDelimiter).filter(Boolean);
+    if (files.length === 0) config.loadFromDefault();
+    for (const [index, file] of files.entries()) {
+      if (index === 0) config.loadFromFile(file);
+      else {
+        const more = new KubeConfig();
+        more.loadFromFile(file);
+        config.mergeConfig(more);
+      }
+    }
     if (context) config.setCurrentContext(context);
     return new KubeApi(config);
   }

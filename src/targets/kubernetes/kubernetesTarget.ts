@@ -70,7 +70,7 @@ export class KubernetesTarget implements DeploymentTarget {
 
   /** The target for a control plane's configuration: credentials from KUBECONFIG or the pod's service account. */
   static open(options: Omit<KubernetesTargetOptions, 'api'>): KubernetesTarget {
-    return new KubernetesTarget({ ...options, api: KubeApi.load(options.settings.context) });
+    return new KubernetesTarget({ ...options, api: KubeApi.load(options.settings.context, options.settings.kubeconfig) });
   }
 
   get api(): KubeApi {

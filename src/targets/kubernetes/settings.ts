@@ -22,6 +22,11 @@ export interface KubeSettings {
   managedNamespaces: string[];
   /** kubeconfig context (GRAPHX_KUBE_CONTEXT); null: the current one, or in-cluster credentials. */
   context: string | null;
+  /**
+   * The kubeconfig file(s) (KUBECONFIG, a path list as kubectl reads it); null: ~/.kube/config, else the pod's
+   * service account (in-cluster credentials).
+   */
+  kubeconfig: string | null;
   route: {
     kind: RouteKind;
     /** Host of a deployment without custom_url: `<route key>.<baseDomain>` (GRAPHX_KUBE_BASE_DOMAIN). */
@@ -77,6 +82,7 @@ const schema = Joi.object({
   GRAPHX_KUBE_NAMESPACE: dnsLabel.max(63).default('graphx-apps'),
   GRAPHX_KUBE_NAMESPACES: Joi.string().empty('').default(''),
   GRAPHX_KUBE_CONTEXT: Joi.string().empty(''),
+  KUBECONFIG: Joi.string().empty(''),
   GRAPHX_KUBE_ROUTE: Joi.string().valid('ingress', 'httproute', 'none').default('ingress'),
   GRAPHX_KUBE_BASE_DOMAIN: Joi.string().hostname().default('apps.graphx.local'),
   GRAPHX_KUBE_URL_SCHEME: Joi.string().valid('http', 'https').default('https'),
@@ -107,6 +113,11 @@ const schema = Joi.object({
   GRAPHX_KUBE_ROLLOUT_TIMEOUT_SECONDS: Joi.number().integer().min(10).max(7200).default(600),
 }).unknown(true);
 
+/** Every variable read here (a stack's worker process is given them with the rest of its configuration). */
+export function kubeVariables(): string[] {
+  return Object.keys((schema.describe() as { keys: Record<string, unknown> }).keys).sort();
+}
+
 /**
  * The target's settings from the environment. `databaseUrl` is the control plane's own PostgreSQL: its host is what
  * pods dial unless GRAPHX_KUBE_DATABASE_HOST says otherwise (a control plane outside the cluster sees it elsewhere).
@@ -136,6 +147,7 @@ export function loadKubeSettings(env: NodeJS.ProcessEnv, databaseUrl: string | n
     defaultNamespace: v.GRAPHX_KUBE_NAMESPACE,
     managedNamespaces: managed,
     context: v.GRAPHX_KUBE_CONTEXT ?? null,
+    kubeconfig: v.KUBECONFIG ?? null,
     route: {
       kind: v.GRAPHX_KUBE_ROUTE,
       baseDomain: v.GRAPHX_KUBE_BASE_DOMAIN,

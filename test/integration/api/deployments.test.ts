@@ -459,4 +459,84 @@ describe('deployments API (CONTRACT §2.1–§2.3)', () => {
       expect(after.body.latest_revision_id).toBe(created.latest_revision_id);
     });
   });
+
+  describe('resource_spec policy of a control plane on Kubernetes (GRAPHX_RUNNER=kubernetes)', () => {
+    let kubeApp: Koa;
+    beforeAll(() => {
+      const config = testConfig({
+        GRAPHX_RUNNER: 'kubernetes',
+        GRAPHX_KUBE_NAMESPACE: 'graphx-apps',
+        GRAPHX_KUBE_NAMESPACES: 'team-a',
+      });
+      kubeApp = createApp({ config, db, secretBox: testSecretBox(config), temporal });
+    });
+    const createOnKube = (name: string, sourceConfig: Record<string, unknown>) =>
+      request(kubeApp.callback())
+        .post('/v2/deployments')
+        .set('X-Api-Key', key)
+        .send(validBody(name, { source_config: { repo_url: 'https://example.com/acme/agent.git', ...sourceConfig } }));
+    const created = async (name: string) =>
+      (await call().get(`/v2/deployments?name_contains=${name}`).set('X-Api-Key', key)).body.resources;
+
+    it('accepts fields that take effect on a cluster (the queue side included) without a warning', async () => {
+      const response = await createOnKube(uniqueName(), {
+        resource_spec: {
+          min_scale: 2,
+          max_scale: 6,
+          cpu: 0.5,
+          labels: { team: 'agents' },
+          queue_min_scale: 1,
+          queue_max_scale: 4,
+        },
+        listener_config: { k8s_namespace: 'team-a' },
+      });
+      expect(response.status).toBe(201);
+      expect(response.body.warnings ?? []).toEqual([]);
+    });
+
+    it.each([
+      [
+        "an init container mounting another namespace's service-account token",
+        {
+          resource_spec: {
+            volumes: [{ name: 'stolen', projected: { sources: [{ secret: { name: 'graphx-token', namespace: 'graphx' } }] } }],
+            init_containers: [
+              {
+                name: 'steal',
+                image: 'busybox',
+                volumeMounts: [{ name: 'stolen', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }],
+              },
+            ],
+          },
+        },
+        ['body', 'source_config', 'resource_spec', 'volumes', 0, 'projected', 'sources', 0, 'secret', 'namespace'],
+      ],
+      [
+        'a sidecar mounting a host path',
+        {
+          resource_spec: {
+            volumes: [{ name: 'host', hostPath: { path: '/' } }],
+            sidecars: [{ name: 's', image: 'busybox', volumeMounts: [{ name: 'host', mountPath: '/host' }] }],
+          },
+        },
+        ['body', 'source_config', 'resource_spec', 'volumes', 0, 'hostPath'],
+      ],
+      [
+        'a field without effect there (executor_*)',
+        { resource_spec: { executor_cpu: 1 } },
+        ['body', 'source_config', 'resource_spec', 'executor_cpu'],
+      ],
+      [
+        'a namespace graphx does not manage',
+        { listener_config: { k8s_namespace: 'kube-system' } },
+        ['body', 'source_config', 'listener_config', 'k8s_namespace'],
+      ],
+    ])('refuses %s with a 422 naming it, and creates nothing', async (_what, sourceConfig, loc) => {
+      const name = uniqueName();
+      const response = await createOnKube(name, sourceConfig);
+      expect(response.status).toBe(422);
+      expect(response.body.detail.map((issue: { loc: unknown[] }) => issue.loc)).toContainEqual(loc);
+      expect(await created(name)).toEqual([]);
+    });
+  });
 });

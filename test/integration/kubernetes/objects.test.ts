@@ -126,6 +126,14 @@ describe('every resource_spec field on a real API server', () => {
     ['queue_cpu_limit', (o) => container(find(o, 'Deployment', queue)).resources.limits.cpu, '750m'],
     ['queue_memory_mb', (o) => container(find(o, 'Deployment', queue)).resources.requests.memory, '256Mi'],
     ['queue_memory_limit_mb', (o) => container(find(o, 'Deployment', queue)).resources.limits.memory, '768Mi'],
+    [
+      'queue_* (the runtime split: API side and queue side over one database)',
+      (o) =>
+        [api, queue].map(
+          (name) => container(find(o, 'Deployment', name)).env.find((e: any) => e.name === 'GRAPHX_RUNTIME_ROLE').value,
+        ),
+      ['api', 'queue'],
+    ],
     ['db_cpu', (o) => container(find(o, 'StatefulSet', db), 'postgres').resources.requests.cpu, '500m'],
     ['db_cpu_limit', (o) => container(find(o, 'StatefulSet', db), 'postgres').resources.limits.cpu, '2'],
     ['db_memory_mb', (o) => container(find(o, 'StatefulSet', db), 'postgres').resources.requests.memory, '512Mi'],

@@ -72,3 +72,16 @@ test.each([
 ])('quantity %s is %s', (actual, expected) => {
   expect(actual).toBe(expected);
 });
+
+test('without queue_* fields one Deployment does everything; with them the API side leaves background runs to the queue side', () => {
+  const settings = loadKubeSettings({});
+  const roles = (resourceSpec: RevisionObjectsInput['resourceSpec']) =>
+    revisionObjects({ ...input, resourceSpec }, settings)
+      .filter((object) => object.kind === 'Deployment')
+      .map((object) => {
+        const container = (object.spec as any).template.spec.containers[0];
+        return `${object.metadata.name}: ${container.env.find((e: any) => e.name === 'GRAPHX_RUNTIME_ROLE').value}`;
+      });
+  expect(roles({})).toEqual(['support-agent-7f3c2a104b5d: all']);
+  expect(roles({ queue_min_scale: 2 })).toEqual(['support-agent-7f3c2a104b5d: api', 'support-agent-7f3c2a104b5d-queue: queue']);
+});

@@ -38,10 +38,15 @@ function toQueuedRun(row: Record<string, any>): QueuedRun {
 }
 
 export class RunQueueStore {
+  /**
+   * `reservedOnly`: this instance takes only the runs reserved for it (an API-side instance, GRAPHX_RUNTIME_ROLE=api,
+   * whose background runs are executed by queue-side instances over the same database).
+   */
   constructor(
     private readonly pool: Pool,
     readonly owner: string,
     readonly leaseMs: number,
+    private readonly reservedOnly = false,
   ) {}
 
   /**
@@ -80,7 +85,10 @@ export class RunQueueStore {
     );
   }
 
-  /** Takes the oldest runnable run (pending, or running under an expired lease); null when there is none. */
+  /**
+   * Takes the oldest runnable run (pending, or running under an expired lease; only those reserved for this instance
+   * when `reservedOnly`); null when there is none.
+   */
   async takeNext(): Promise<QueuedRun | null> {
     const result = await this.pool.query(
       `UPDATE graphx_runs r SET status = 'running', owner = $1, attempt = r.attempt + 1, updated_at = now(),
@@ -91,6 +99,7 @@ export class RunQueueStore {
              AND ((q.status = 'pending' AND (q.config->>'${RESERVED_FOR}' IS NULL OR q.config->>'${RESERVED_FOR}' = $1
                                              OR q.lease_expires_at IS NULL OR q.lease_expires_at < now()))
                   OR (q.status = 'running' AND q.lease_expires_at < now()))
+             AND (NOT $3::boolean OR (q.status = 'pending' AND q.config->>'${RESERVED_FOR}' = $1))
              AND q.created_at + coalesce((q.kwargs->>'after_seconds')::float8, 0) * interval '1 second' <= now()
              AND (q.thread_id IS NULL OR t.status <> 'busy' OR t.lease_expires_at < now() OR t.busy_run_id = q.run_id)
              AND NOT EXISTS (SELECT 1 FROM graphx_runs e WHERE e.thread_id = q.thread_id AND e.background
@@ -98,7 +107,7 @@ export class RunQueueStore {
                               AND NOT (e.status = 'running' AND e.lease_expires_at < now()))
            ORDER BY q.created_at LIMIT 1 FOR UPDATE OF q SKIP LOCKED)
         RETURNING ${COLUMNS}, r.config, r.attempt, r.auth_identity, r.auth_scope`,
-      [this.owner, this.leaseMs],
+      [this.owner, this.leaseMs, this.reservedOnly],
     );
     const row = result.rows[0];
     if (!row) return null;

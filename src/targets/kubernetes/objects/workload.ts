@@ -86,7 +86,9 @@ export function plainEnvironment(input: RevisionObjectsInput, size: WorkloadSizi
     if (name === INSTANCE_ENV.controlPlaneUrl) continue;
     env.push({ name, value });
   }
-  env.push({ name: 'GRAPHX_RUNTIME_ROLE', value: component });
+  // With a queue side the API side executes only the streamed runs it answers; without one it does everything.
+  const role = component === 'queue' ? 'queue' : hasQueueSide(input.resourceSpec) ? 'api' : 'all';
+  env.push({ name: 'GRAPHX_RUNTIME_ROLE', value: role });
   const memory = size.memoryLimitMb ?? size.memoryMb ?? DEFAULT_MEMORY_MB;
   const nodeOptions = input.builtImage ? [`--max-semi-space-size=${semiSpaceMb(memory)}`] : [];
   if (size.memoryLimitMb) nodeOptions.push(`--max-old-space-size=${Math.floor(size.memoryLimitMb)}`);
