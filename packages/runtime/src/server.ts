@@ -67,6 +67,7 @@ import { threadStorage } from './storage/threadStorage';
 import { createLongTermStore } from './storage/longTermStore';
 import { survivePoolConnectionLoss } from './storage/idleConnections';
 import { poolSmallRandomValues } from './randomPool';
+import { startPythonExecutor } from './python/startExecutor';
 
 export interface RuntimeOptions {
   configPath: string;
@@ -129,7 +130,17 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   await ensureRuntimeSchema(pool, checkpointer, store);
 
   registerSdkLogger();
-  const graphs = await GraphRegistry.load(appConfig.graphs, checkpointer, store, assistantDefaultsFromEnv());
+  const python = appConfig.python ? await startPythonExecutor(appConfig, options.databaseUri, store) : null;
+  const graphs = await GraphRegistry.load(
+    appConfig.graphs,
+    checkpointer,
+    store,
+    assistantDefaultsFromEnv(),
+    python ? { executor: python, appDir: appConfig.appDir } : undefined,
+  ).catch(async (error: unknown) => {
+    await python?.close();
+    throw error;
+  });
   const appAuth = await loadAppAuth(appConfig);
   const customApp: FetchApp | null = appConfig.http.app
     ? asFetchApp(await importExport(appConfig.http.app), `${appConfig.http.app.file}:${appConfig.http.app.exportName}`)
@@ -312,6 +323,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
         ['background runs', () => backgroundRuns.close()],
         ['run coordinator', () => coordinator.close()],
         ['run recorder', () => recorder.close()],
+        ['python executor', () => python?.close()],
         ['store', () => store.stop()],
         ['trace shipper', () => shipper?.close()],
         ['database pool', () => pool.end()],
