@@ -12,6 +12,7 @@ import sys
 from types import ModuleType
 from typing import Any, AsyncIterator
 
+from langchain_core.messages import messages_from_dict
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.pregel import Pregel
 from langgraph.store.base import BaseStore
@@ -79,16 +80,39 @@ def _command(fields: dict[str, Any]) -> Command:
     return Command(**kwargs)
 
 
+_MESSAGE_TYPES = {"human", "ai", "system", "tool", "function", "chat", "remove"}
+
+
+def _as_message(value: Any) -> Any:
+    """A message as the wire shows it (`{type, content, ...}`) becomes the message it was, every field kept (a
+    reducer's own conversion would file unknown fields such as `usage_metadata` under `additional_kwargs`)."""
+    if isinstance(value, dict) and value.get("type") in _MESSAGE_TYPES and "content" in value:
+        data = {key: item for key, item in value.items() if key != "type"}
+        try:
+            return messages_from_dict([{"type": value["type"], "data": data}])[0]
+        except Exception:  # noqa: BLE001 - not a message after all: the graph gets the dict as sent
+            return value
+    return value
+
+
+def _with_messages(values: Any) -> Any:
+    if isinstance(values, list):
+        return [_as_message(item) for item in values]
+    if isinstance(values, dict):
+        return {key: _with_messages(item) if isinstance(item, list) else _as_message(item) for key, item in values.items()}
+    return values
+
+
 def _input(params: dict[str, Any]) -> Any:
     if params.get("command") is not None:
         return _command(params["command"])
-    return params.get("input")
+    return _with_messages(params.get("input"))
 
 
 def _values(value: Any) -> Any:
     if isinstance(value, dict) and "__command__" in value:
         return _command(value["__command__"])
-    return value
+    return _with_messages(value)
 
 
 class LoadedGraph:
