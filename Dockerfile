@@ -32,6 +32,8 @@ COPY packages/contract/package.json ./packages/contract/
 COPY packages/runtime/package.json ./packages/runtime/
 RUN npm ci --no-audit --no-fund --ignore-scripts --workspace=@graphx/console --include-workspace-root=false
 COPY packages/console ./packages/console
+# The statuses the console shows come from the contract package (its sources are built into the console).
+COPY packages/contract/src ./packages/contract/src
 COPY scripts/build-console.js ./scripts/
 RUN node scripts/build-console.js && test -f packages/console/dist/index.html
 

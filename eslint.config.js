@@ -142,6 +142,19 @@ module.exports = tseslint.config(
               except: ['./target.ts'],
               message: 'Activities reach a target only through its port (src/targets/target.ts); the composition root picks one.',
             },
+            {
+              target: './activities',
+              from: './src/builders',
+              except: ['./builder.ts'],
+              message:
+                'Activities reach a builder only through its port (src/builders/builder.ts); the composition root picks one.',
+            },
+            {
+              target: ['./src/builders', './src/targets'],
+              from: ['./activities', './workflows', './src/api', './src/cli'],
+              message:
+                'Builders and targets are ports the activities call: they know nothing of Temporal activities, workflows, the API or the CLI.',
+            },
           ],
         },
       ],

@@ -15,11 +15,10 @@ import { InputError } from '@graphx/kit/errors';
 import { minimalPath } from '@graphx/kit/os/processes';
 import { buildPaths, isImageSource, type RevisionSpec } from '../src/pipeline/revisionSpec';
 import type { ActivityDeps } from './deps';
-import { redeployedImage } from './imageBuild';
 import { cloneDestinationConfig } from './support/cloneDestination';
 import type { StepProgress } from './support/progress';
 import { runRevisionStep, type SpecLoader } from './support/revisionStep';
-import { runCommand } from './support/runCommand';
+import { runCommand } from '@graphx/kit/os/runCommand';
 
 const GIT_TIMEOUT_MS = 10 * 60_000;
 const NOT_FOUND = /repository not found|does not appear to be a git repository|not found|does not exist|404/i;
@@ -218,7 +217,7 @@ export function cloneRepositoryActivity(deps: ActivityDeps, load: SpecLoader) {
         progress.setPhase('clone', `Nothing to clone: the revision runs image ${spec.imageUri ?? '(none)'}.`);
         return { repoCommitSha: null };
       }
-      const earlier = deps.images ? await redeployedImage({ ...deps, images: deps.images }, spec) : null;
+      const earlier = await deps.builder.earlierBuild(spec);
       if (earlier) {
         progress.setPhase(
           'clone',

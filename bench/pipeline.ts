@@ -29,6 +29,7 @@
  * 10) of load on each instance first, then BENCH_RUNTIME_ROUNDS (default 5) rounds per runner of BENCH_RUNTIME_SECONDS
  * (default 5) at BENCH_RUNTIME_CONNECTIONS (default 8). Prints figures; asserts nothing.
  */
+import { initGitRepo } from './support';
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -102,21 +103,7 @@ interface BenchStack {
 /** A git repository of the fixture; `codeChange` commits a change to the graph's code only (same lock file). */
 function fixtureRepo(dir: string): BenchStack['repo'] {
   fs.cpSync(FIXTURE, dir, { recursive: true, filter: (source) => !source.includes('node_modules') });
-  const git = (...args: string[]) =>
-    execFileSync('git', args, {
-      cwd: dir,
-      env: {
-        PATH: process.env.PATH,
-        GIT_AUTHOR_NAME: 'b',
-        GIT_AUTHOR_EMAIL: 'b@b',
-        GIT_COMMITTER_NAME: 'b',
-        GIT_COMMITTER_EMAIL: 'b@b',
-        HOME: dir,
-      },
-    });
-  git('init', '-q', '-b', 'main');
-  git('add', '-A');
-  git('commit', '-q', '-m', 'bench app');
+  const git = initGitRepo(dir, 'bench app');
   const graph = path.join(dir, 'src', 'graph.js');
   return {
     url: `file://${dir}`,

@@ -5,7 +5,7 @@
  * images built in an empty store, as `npm start` does on a new machine (mmdebstrap Debian, the Node layer, the runtime
  * image). Targets: ≤ 60 s / ≤ 15 s (container runner) and ≤ 90 s. Prints figures; asserts nothing.
  */
-import { execFileSync } from 'node:child_process';
+import { initGitRepo } from './support';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -22,21 +22,7 @@ const STARTER = path.join(projectRoot, 'test', 'fixtures', 'starters', 'yarn');
 /** A git repository of the yarn starter in `dir`, with helpers to give it a package.json of its own or change code. */
 export function starterRepo(dir: string): { url: string; freshManifest: () => void; codeChange: (label: string) => void } {
   fs.cpSync(STARTER, dir, { recursive: true, filter: (source) => !source.includes('node_modules') });
-  const git = (...args: string[]) =>
-    execFileSync('git', args, {
-      cwd: dir,
-      env: {
-        PATH: process.env.PATH,
-        GIT_AUTHOR_NAME: 'b',
-        GIT_AUTHOR_EMAIL: 'b@b',
-        GIT_COMMITTER_NAME: 'b',
-        GIT_COMMITTER_EMAIL: 'b@b',
-        HOME: dir,
-      },
-    });
-  git('init', '-q', '-b', 'main');
-  git('add', '-A');
-  git('commit', '-q', '-m', 'starter');
+  const git = initGitRepo(dir, 'starter');
   return {
     url: `file://${dir}`,
     // A description of its own: no dependency layer of the engine's cache matches, so the install runs for real.

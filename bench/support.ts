@@ -1,4 +1,5 @@
 /** What the benchmarks share. */
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -32,4 +33,24 @@ export function benchAdminUrl(): Promise<string> {
     return url;
   })();
   return adminUrl;
+}
+
+/** Makes `dir` a git repository (branch main) with everything in it committed; returns a git runner for it. */
+export function initGitRepo(dir: string, message: string): (...args: string[]) => Buffer {
+  const git = (...args: string[]) =>
+    execFileSync('git', args, {
+      cwd: dir,
+      env: {
+        PATH: process.env.PATH,
+        GIT_AUTHOR_NAME: 'b',
+        GIT_AUTHOR_EMAIL: 'b@b',
+        GIT_COMMITTER_NAME: 'b',
+        GIT_COMMITTER_EMAIL: 'b@b',
+        HOME: dir,
+      },
+    });
+  git('init', '-q', '-b', 'main');
+  git('add', '-A');
+  git('commit', '-q', '-m', message);
+  return git;
 }

@@ -17,6 +17,8 @@ const CONSOLE_DIR = path.join(ROOT, 'packages', 'console');
 const DIST_DIR = path.join(CONSOLE_DIR, 'dist');
 const DIGEST_FILE = '.build-digest';
 const INPUTS = ['package.json', 'index.html', 'vite.config.ts', 'tsconfig.json', 'src', 'public'];
+/** Workspace packages the console imports (their sources go into the build too). */
+const WORKSPACE_INPUTS = [path.join(ROOT, 'packages', 'contract', 'src')];
 
 function listFiles(entry) {
   if (!fs.existsSync(entry)) return [];
@@ -28,12 +30,13 @@ function listFiles(entry) {
     .flatMap((name) => listFiles(path.join(entry, name)));
 }
 
-/** sha256 over the console's sources (names and bytes), the lock file and this script. */
+/** sha256 over the console's sources and the workspace sources it imports (names and bytes), the lock file and this script. */
 function sourceDigest() {
   const hash = crypto.createHash('sha256').update(fs.readFileSync(__filename));
   const lock = path.join(ROOT, 'package-lock.json');
   if (fs.existsSync(lock)) hash.update(fs.readFileSync(lock));
-  for (const file of INPUTS.flatMap((entry) => listFiles(path.join(CONSOLE_DIR, entry)))) {
+  const files = [...INPUTS.map((entry) => path.join(CONSOLE_DIR, entry)), ...WORKSPACE_INPUTS].flatMap(listFiles);
+  for (const file of files) {
     hash.update(path.relative(CONSOLE_DIR, file)).update('\0').update(fs.readFileSync(file)).update('\0');
   }
   return hash.digest('hex').slice(0, 20);

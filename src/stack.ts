@@ -131,7 +131,7 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
     const childWorker = options.worker === 'process';
     const inProcessWorker = options.worker !== false && !childWorker;
     const chosen = await chooseTarget(config, db, secretBox, {
-      images: options.worker !== false,
+      builds: options.worker !== false,
       takeOverEngine: true,
     });
     const { target } = chosen;
@@ -150,7 +150,7 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
       const worker = await startWorker({
         temporalAddress,
         namespace: config.temporalNamespace,
-        deps: { config, db, secretBox, target, images: chosen.images },
+        deps: { config, db, secretBox, target, builder: chosen.builder },
         workflowBundlePath: options.workflowBundlePath,
         queues: config.workerQueues,
         metrics: { host: config.host, port: config.workerMetricsPort },
@@ -163,7 +163,14 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
     const relay = startOutboxRelay(db, temporal);
     stops.push(['outbox relay', relay.stop]);
 
-    const app = createApp({ config, db, secretBox, temporal, temporalUiUrl: temporalUiUrl ?? config.temporalUiUrl });
+    const app = createApp({
+      config,
+      db,
+      secretBox,
+      temporal,
+      temporalUiUrl: temporalUiUrl ?? config.temporalUiUrl,
+      pokeOutbox: relay.poke,
+    });
     const server = http.createServer(app.callback());
     answerClientErrorsWithJson(server);
     await new Promise<void>((resolve, reject) => {

@@ -6,6 +6,7 @@
  */
 import { Context } from '@temporalio/activity';
 import type { Db } from '../../src/db/knex';
+import { RevisionRepository } from '../../src/db/repositories/revisions';
 import { logger } from '@graphx/kit/logger';
 
 const KEPT_LINES = 20;
@@ -118,7 +119,7 @@ export class StepProgress {
       this.pending = [];
       if (batch.length === 0) return;
       try {
-        await this.db.batchInsert('revision_logs', batch, 500);
+        await new RevisionRepository(this.db).insertLogRows(batch);
       } catch (error) {
         logger.warn({ err: error, revisionId: this.revisionId }, 'could not write revision log lines');
       }

@@ -15,4 +15,9 @@ export interface ApiDeps {
   temporalUiUrl?: string | null;
   /** Where request lines go (default the process logger; tests capture them). */
   log?: Logger;
+  /**
+   * Wakes this process's outbox relay after a committed outbox row (src/pipeline/outbox.ts). Without one (an API
+   * process with no relay) rows wait for a relay's next poll, in this process or another.
+   */
+  pokeOutbox?: () => void;
 }

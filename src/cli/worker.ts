@@ -29,12 +29,12 @@ export async function runWorkerCommand(options: WorkerCommandOptions = {}): Prom
   const db = createDb(config.databaseUrl);
   const secretBox = new SecretBox(loadSecretKey(config.secretKey, config.dataDir));
   // Container runner: revisions are built into images (and image sources pulled) in the engine.
-  const chosen = await chooseTarget(config, db, secretBox, { images: true });
-  const { target, images } = chosen;
+  const chosen = await chooseTarget(config, db, secretBox, { builds: true });
+  const { target, builder } = chosen;
   const worker = await startWorker({
     temporalAddress: config.temporalAddress,
     namespace: config.temporalNamespace,
-    deps: { config, db, secretBox, target, images },
+    deps: { config, db, secretBox, target, builder },
     queues: config.workerQueues,
     metrics: { host: config.host, port: config.workerMetricsPort },
   });

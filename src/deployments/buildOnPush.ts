@@ -7,7 +7,6 @@ import { refFollowed, repositoryKey, type PushEvent } from '../auth/pushWebhook'
 import { DeploymentRepository } from '../db/repositories/deployments';
 import { PushDeliveryRepository } from '../db/repositories/pushDeliveries';
 import { RevisionRepository } from '../db/repositories/revisions';
-import { pokeOutboxRelays } from '../pipeline/outbox';
 import type { DeploymentService, DeploymentServiceDeps } from './service';
 
 export interface PushDelivery {
@@ -52,6 +51,6 @@ export async function createPushRevisions(
     await deliveries.setRevisionsCreated(delivery.providerPk, delivery.deliveryId, revisions.length);
     return { duplicate: false, revisions };
   });
-  if (outcome.revisions.length > 0) pokeOutboxRelays();
+  if (outcome.revisions.length > 0) service.pokeOutbox();
   return outcome;
 }

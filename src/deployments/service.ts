@@ -8,8 +8,9 @@ import type { GraphxConfig } from '../config';
 import type { Db, DbOrTx } from '../db/knex';
 import { DeploymentRepository, type DeploymentRecord } from '../db/repositories/deployments';
 import { RevisionRepository, type RevisionRecord } from '../db/repositories/revisions';
+import { TracingRepository } from '../db/repositories/tracing';
 import { ConflictError, deploymentNotFound, InputError, revisionNotFound } from '@graphx/kit/errors';
-import { pokeOutboxRelays, writeOutboxMessage } from '../pipeline/outbox';
+import { writeOutboxMessage } from '../pipeline/outbox';
 import type { OutboxMessage } from '../pipeline/deploymentWorkflowClient';
 import type { SecretBox } from '../security/secretBox';
 import {
@@ -31,6 +32,8 @@ export interface DeploymentServiceDeps {
   temporal: Client;
   /** Where revisions run, for the resource_spec checks (default: from GRAPHX_RUNNER). */
   resourcePolicy?: RunnerPolicy;
+  /** Wakes the outbox relay after a commit that wrote outbox rows (ApiDeps.pokeOutbox). */
+  pokeOutbox?: () => void;
 }
 
 const PG_UNIQUE_VIOLATION = '23505';
@@ -78,15 +81,7 @@ export class DeploymentService {
           if (await deployments.existsByName(tenantId, request.name)) {
             throw new ConflictError(`A deployment named '${request.name}' already exists.`);
           }
-          const projectTaken = await trx('tracing_projects').where({ tenant_id: tenantId, name: request.name }).first('id');
-          if (projectTaken) throw new ConflictError(`There already exists a tracing project named: ${request.name}`);
-          const tracingProjectId = crypto.randomUUID();
-          await trx('tracing_projects').insert({
-            id: tracingProjectId,
-            tenant_id: tenantId,
-            name: request.name,
-            deployment_id: deploymentId,
-          });
+          const tracingProjectId = await new TracingRepository(trx).createForDeployment(tenantId, request.name, deploymentId);
           await deployments.insert({
             id: deploymentId,
             tenantId,
@@ -117,7 +112,7 @@ export class DeploymentService {
         throw error;
       }
     }
-    pokeOutboxRelays();
+    this.pokeOutbox();
     return { ...(await this.get(tenantId, deploymentId)), warnings };
   }
 
@@ -210,7 +205,7 @@ export class DeploymentService {
         }
         throw error;
       });
-    pokeOutboxRelays();
+    this.pokeOutbox();
     return { ...(await this.get(tenantId, deploymentId)), warnings };
   }
 
@@ -232,7 +227,7 @@ export class DeploymentService {
         redeployedFrom: older,
       });
     });
-    pokeOutboxRelays();
+    this.pokeOutbox();
     return this.get(tenantId, deploymentId);
   }
 
@@ -250,7 +245,7 @@ export class DeploymentService {
       };
       await writeOutboxMessage(trx, message);
     });
-    pokeOutboxRelays();
+    this.pokeOutbox();
   }
 
   /**
@@ -278,8 +273,13 @@ export class DeploymentService {
     return deploymentView(deployment, latest, latest ? this.secretsForView(latest) : [], this.deps.config.unusedAfterDays);
   }
 
+  /** Wakes the outbox relay, if this process runs one, after a commit that wrote outbox rows. */
+  pokeOutbox(): void {
+    this.deps.pokeOutbox?.();
+  }
+
   /**
-   * A new revision and its outbox row (call inside the caller's transaction, then `pokeOutboxRelays()`).
+   * A new revision and its outbox row (call inside the caller's transaction, then `pokeOutbox()`).
    * `redeployedFrom`: the revision a redeploy copies (its commit is built); `commitSha`: the commit to build instead of
    * the ref's tip (a push's); `warnings`: lines for the revision's log (resource_spec fields this target ignores).
    */

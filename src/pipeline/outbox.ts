@@ -17,7 +17,7 @@ export interface OutboxRelay {
 
 const BATCH = 20;
 
-/** Writes `message` in the caller's transaction (so it commits with what it announces); poke the relays after. */
+/** Writes `message` in the caller's transaction (so it commits with what it announces); poke the relay after. */
 export async function writeOutboxMessage(trx: DbOrTx, message: OutboxMessage): Promise<void> {
   await trx('pipeline_outbox').insert({
     deployment_id: message.deploymentId,
@@ -81,20 +81,12 @@ export function startOutboxRelay(db: Db, temporal: Client, intervalMs = 1000): O
   const timer = setInterval(pass, intervalMs);
   timer.unref();
   pass();
-  relays.add(pass);
   return {
     poke: pass,
     stop: async () => {
       stopped = true;
       clearInterval(timer);
-      relays.delete(pass);
       await running;
     },
   };
-}
-
-const relays = new Set<() => void>();
-/** Wakes the relays of this process (the API calls it after committing an outbox row). */
-export function pokeOutboxRelays(): void {
-  for (const pass of relays) pass();
 }

@@ -3,8 +3,12 @@
  * `container` fails start-up with one sentence naming what is missing (a tool, an engine that does not answer, a base
  * image that can neither be pulled nor built); `auto` (the default) uses containers when all of that is there and
  * otherwise falls back to host processes, warning why and that apps and builds are then not isolated; `process` is
- * the local target without asking.
+ * the local target without asking. The runner's builder (src/builders) comes with its target: builds and apps of one
+ * runner always agree.
  */
+import type { RevisionBuilder } from '../builders/builder';
+import { HostBuilder } from '../builders/host/hostBuilder';
+import { ImageBuilder } from '../builders/image/imageBuilder';
 import type { GraphxConfig } from '../config';
 import { checkContainerTools, openContainerEngine, openRevisionImages, type OpenedEngine } from '../containers';
 import type { ContainerEngine } from '../containers/engine';
@@ -13,24 +17,27 @@ import type { Db } from '../db/knex';
 import { logger } from '@graphx/kit/logger';
 import type { SecretBox } from '../security/secretBox';
 import { ContainerTarget } from './container';
-import { LocalTarget } from './local';
+import { ProcessTarget } from './process';
 
 export interface ChosenTarget {
   runner: 'container' | 'process';
-  target: ContainerTarget | LocalTarget;
+  target: ContainerTarget | ProcessTarget;
   /** The engine when the runner is `container` (the build side uses it too). */
   engine: ContainerEngine | null;
   /** Its Docker Engine API socket (null with the process runner). */
   engineSocket: string | null;
-  /** The revision images (base and runtime image ready) when the runner is `container` and they were asked for. */
-  images: RevisionImages | undefined;
+  /**
+   * The runner's builder: the image builder (base and runtime image ready) when the runner is `container` and it was
+   * asked for, else the host builder.
+   */
+  builder: RevisionBuilder;
   /** Stops the engine service this process started (containers keep running) and unmounts what it left. */
   closeEngine: () => Promise<void>;
 }
 
 export interface ChooseTargetOptions {
-  /** Prepare the base and runtime images (a worker that builds): their failure counts as the runner's. */
-  images?: boolean;
+  /** A worker that builds: prepare the base and runtime images, whose failure counts as the runner's. */
+  builds?: boolean;
   /** Stop a podman service found running on this data dir too when closing (graphx start owns its engine). */
   takeOverEngine?: boolean;
 }
@@ -55,10 +62,10 @@ export async function chooseTarget(
   logger.warn(NOT_ISOLATED_WARNING);
   return {
     runner: 'process',
-    target: new LocalTarget({ config, db, secretBox }),
+    target: new ProcessTarget({ config, db, secretBox }),
     engine: null,
     engineSocket: null,
-    images: undefined,
+    builder: new HostBuilder(config),
     closeEngine: async () => {},
   };
 }
@@ -73,7 +80,7 @@ async function openContainerRunner(
   const opened: OpenedEngine = await openContainerEngine(config, { takeOver: options.takeOverEngine });
   let images: RevisionImages | undefined;
   try {
-    if (options.images) images = await openRevisionImages(opened.engine, config, (line) => logger.info(line));
+    if (options.builds) images = await openRevisionImages(opened.engine, config, (line) => logger.info(line));
   } catch (error) {
     await opened.close();
     throw error;
@@ -84,7 +91,7 @@ async function openContainerRunner(
     target: new ContainerTarget({ config, db, secretBox, engine: opened.engine }),
     engine: opened.engine,
     engineSocket: opened.socketPath,
-    images,
+    builder: images ? new ImageBuilder({ config, db, images }) : new HostBuilder(config),
     closeEngine: opened.close,
   };
 }

@@ -1,7 +1,7 @@
 /**
  * The deployment target port: what the pipeline asks of wherever revisions run. The activities depend on this
  * interface only; the worker's composition root (src/cli/worker.ts, src/stack.ts) wires the implementation
- * (LocalTarget or ContainerTarget, chosen by src/targets/choose.ts; a Kubernetes target would implement the same
+ * (ProcessTarget or ContainerTarget, chosen by src/targets/choose.ts; a Kubernetes target would implement the same
  * five operations).
  */
 import type { RevisionSpec } from '../pipeline/revisionSpec';

@@ -2,8 +2,8 @@
  * The worker's HTTP side (GRAPHX_WORKER_METRICS_PORT): `GET /metrics` (our series, then the Temporal SDK's own,
  * fetched from its loopback exporter so one scrape target has both), `GET /ready` and `GET /ok`.
  */
+import { listen } from '@graphx/kit/net/listen';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { writeReadiness, type Readiness } from '@graphx/kit/http/readiness';
 import { logger } from '@graphx/kit/logger';
@@ -43,19 +43,8 @@ export async function startWorkerMetricsServer(options: {
       send(res, 500, { detail: 'Internal server error' });
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://${options.host}:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  const { url, close } = await listen(server, options.port, options.host);
+  return { url, close };
 }
 
 /** The SDK's exposition, or '' when it is off or does not answer in time (our own series are served regardless). */

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { dependencyCacheKey, restoreDependencies, saveDependencies } from '../../activities/support/dependencyCache';
+import { dependencyCacheKey, restoreDependencies, saveDependencies } from '../../src/builders/host/dependencyCache';
 
 describe('dependency cache of builds', () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-depcache-'));

@@ -39,13 +39,27 @@ const CASES: Array<{ file: string; source: string; rule: string; why: string }> 
   {
     why: 'an activity imports a concrete target',
     file: `activities/${PROBE}.ts`,
-    source: "import { LocalTarget } from '../src/targets/local';\nexport const probe = LocalTarget;\n",
+    source: "import { ProcessTarget } from '../src/targets/process';\nexport const probe = ProcessTarget;\n",
+    rule: 'import/no-restricted-paths',
+  },
+  {
+    why: 'an activity imports a concrete builder',
+    file: `activities/${PROBE}Builder.ts`,
+    source: "import { HostBuilder } from '../src/builders/host/hostBuilder';\nexport const probe = HostBuilder;\n",
+    rule: 'import/no-restricted-paths',
+  },
+  {
+    why: 'a builder imports Temporal activity code',
+    file: `src/builders/${PROBE}.ts`,
+    source: "import { StepProgress } from '../../activities/support/progress';\nexport const probe = StepProgress;\n",
     rule: 'import/no-restricted-paths',
   },
 ];
 const CONTROL = {
   file: `activities/${PROBE}Control.ts`,
-  source: "import type { DeploymentTarget } from '../src/targets/target';\nexport type Probe = DeploymentTarget;\n",
+  source:
+    "import type { DeploymentTarget } from '../src/targets/target';\nimport type { RevisionBuilder } from '../src/builders/builder';\n" +
+    'export type Probe = [DeploymentTarget, RevisionBuilder];\n',
 };
 
 afterAll(() => {

@@ -1,6 +1,6 @@
 /**
  * A deployment's `source_config.custom_url` is an extra host the gateway routes to it (issue 24, point 7): one host,
- * one live deployment, whatever the tenant. The gateway matches the same expression (src/targets/local/routeTable.ts).
+ * one live deployment, whatever the tenant. The gateway matches the same expression (src/targets/gateway/routeTable.ts).
  */
 import type { Knex } from 'knex';
 

@@ -9,6 +9,7 @@ import * as runLatencyBigint from './20261124001000_run_latency_bigint';
 import * as revisionImage from './20261124001200_revision_image';
 import * as pushWebhooks from './20261125000100_push_webhooks';
 import * as customUrlHost from './20261125000200_custom_url_host';
+import * as instanceOutputColumns from './20261125000300_instance_output_columns';
 
 export const migrations: Record<string, Knex.Migration> = {
   '20261123000000_core_schema': coreSchema,
@@ -20,4 +21,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261124001200_revision_image': revisionImage,
   '20261125000100_push_webhooks': pushWebhooks,
   '20261125000200_custom_url_host': customUrlHost,
+  '20261125000300_instance_output_columns': instanceOutputColumns,
 };

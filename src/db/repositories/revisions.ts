@@ -181,6 +181,11 @@ export class RevisionRepository {
   }
 
   /** Adds lines to a revision's log (the create/PATCH warnings; the pipeline's steps write theirs in batches). */
+  /** Log lines of several revisions and levels at once (a step's buffered progress). */
+  async insertLogRows(rows: Array<{ revision_id: string; level: string; message: string }>): Promise<void> {
+    if (rows.length > 0) await this.db.batchInsert('revision_logs', rows, 500);
+  }
+
   async appendLogs(revisionId: string, level: 'info' | 'warn' | 'error', messages: string[]): Promise<void> {
     if (messages.length === 0) return;
     await this.db('revision_logs').insert(messages.map((message) => ({ revision_id: revisionId, level, message })));

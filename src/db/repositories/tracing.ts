@@ -1,5 +1,6 @@
 /** Tracing projects and the run records deployed apps send (CONTRACT §2.4). */
 import crypto from 'node:crypto';
+import { ConflictError } from '@graphx/kit/errors';
 import type { DbOrTx } from '../knex';
 
 export interface TracingProject {
@@ -71,6 +72,25 @@ function toRun(row: Record<string, any>): TracingRun {
 
 export class TracingRepository {
   constructor(private readonly db: DbOrTx) {}
+
+  /** The deployment's own tracing project, created with it (its name is the deployment's; 409 when taken). */
+  async createForDeployment(tenantId: string, name: string, deploymentId: string): Promise<string> {
+    const taken = await this.db('tracing_projects').where({ tenant_id: tenantId, name }).first('id');
+    if (taken) throw new ConflictError(`There already exists a tracing project named: ${name}`);
+    const id = crypto.randomUUID();
+    await this.db('tracing_projects').insert({ id, tenant_id: tenantId, name, deployment_id: deploymentId });
+    return id;
+  }
+
+  /** Deletes a deleted deployment's tracing project (found by deployment, or by id when it was detached). */
+  async deleteForDeployment(deploymentId: string, projectId: string | null): Promise<void> {
+    await this.db('tracing_projects')
+      .where((where) => {
+        where.where({ deployment_id: deploymentId });
+        if (projectId) where.orWhere({ id: projectId });
+      })
+      .delete();
+  }
 
   async listProjects(tenantId: string, limit: number, offset: number): Promise<TracingProject[]> {
     const rows = await this.db('tracing_projects')

@@ -5,7 +5,7 @@
  * directory (hostSockets.ts). Rows are `local_instances` like the local target's: the gateway routes to `port`, the
  * container is named after the row (`graphx-app-<row id>`) and labelled with its deployment and revision, so any
  * worker finds, adopts or removes it. Output is copied from the engine's log into `app_logs`, exactly once across
- * processes: the row's `stdout_offset` holds the Unix second of the last copied line and `stderr_offset` how many
+ * processes: the row's `log_cursor_second` holds the Unix second of the last copied line and `log_cursor_lines` how many
  * lines of that second were copied (engines give log timestamps to the second).
  */
 import crypto from 'node:crypto';
@@ -22,9 +22,10 @@ import type { RevisionSpec } from '../../pipeline/revisionSpec';
 import { containerEnvironment } from '../../pipeline/runtimeEnv';
 import { hashToken, type SecretBox } from '../../security/secretBox';
 import { DeployFailedError } from '../target';
-import { liveInstances, type InstanceRow } from '../local/instanceRows';
-import type { InstanceRunner } from '../local/instanceRunner';
-import { checkOk } from '../local/instances';
+import { InstanceStore, type InstanceRow } from '../../db/repositories/instances';
+import { SupervisedInstances } from '../gateway/supervisedInstances';
+import type { InstanceRunner } from '../gateway/instanceRunner';
+import { checkOk } from '../process/processInstances';
 import { API_SOCKET_NAME, CONTAINER_SOCKET_DIR, type DeploymentSockets } from './hostSockets';
 
 /** The port the app listens on inside its container. */
@@ -75,14 +76,11 @@ export function containerResources(spec: RevisionSpec): {
   };
 }
 
-export class ContainerInstances implements InstanceRunner {
-  private readonly supervised = new Map<string, InstanceRow>();
-  private readonly stopping = new Map<string, InstanceRow>();
-  private readonly copying = new Map<string, Promise<void>>();
-  private timer: NodeJS.Timeout | null = null;
-  private ticks = 0;
-
-  constructor(private readonly deps: ContainerInstancesDeps) {}
+export class ContainerInstances extends SupervisedInstances implements InstanceRunner {
+  // Engine logs are read every second; a container that stopped on its own (checked every 2 s) is reported once.
+  constructor(private readonly deps: ContainerInstancesDeps) {
+    super({ tickMs: 1000, deathCheckTicks: 2 }, deps.onDeath);
+  }
 
   async start(spec: RevisionSpec): Promise<InstanceRow> {
     const { db, engine, secretBox } = this.deps;
@@ -97,17 +95,11 @@ export class ContainerInstances implements InstanceRunner {
       pid: null,
       status: 'starting',
       service_token_id: crypto.randomUUID(),
-      stdout_file: containerName(id),
-      stderr_file: '',
+      stdout_path: null,
+      stderr_path: null,
+      container_name: containerName(id),
     };
-    await db.transaction(async (trx) => {
-      await trx('service_tokens').insert({
-        id: row.service_token_id,
-        deployment_id: spec.deploymentId,
-        token_hash: hashToken(serviceToken),
-      });
-      await trx('local_instances').insert(row);
-    });
+    await new InstanceStore(db).create(row, hashToken(serviceToken));
     const role = deploymentDatabaseName(spec.deploymentId);
     const socketDir = await this.deps.sockets.ensure(spec.deploymentId, role);
     const password = encodeURIComponent(deploymentDatabasePassword(secretBox, spec.deploymentId));
@@ -146,14 +138,6 @@ export class ContainerInstances implements InstanceRunner {
     return row;
   }
 
-  supervise(row: InstanceRow): void {
-    this.supervised.set(row.id, row);
-    if (!this.timer) {
-      this.timer = setInterval(() => void this.tick(), 1000);
-      this.timer.unref();
-    }
-  }
-
   /** The row's container runs this revision on the recorded port; its socket forwarders are listening again. */
   async adoptable(row: InstanceRow, spec: RevisionSpec): Promise<boolean> {
     const info = await this.deps.engine.inspectContainer(containerName(row.id));
@@ -177,28 +161,21 @@ export class ContainerInstances implements InstanceRunner {
 
   async stop(row: InstanceRow, graceMs: number, onWait?: () => void): Promise<void> {
     const { db, engine } = this.deps;
-    // Forgotten first: an exit we caused must not look like a crash to the supervision loop.
-    this.supervised.delete(row.id);
-    this.stopping.set(row.id, row);
-    const heartbeat = onWait ? setInterval(onWait, 1000) : null;
-    try {
-      await engine.stopContainer(containerName(row.id), Math.ceil(graceMs / 1000));
-    } finally {
-      if (heartbeat) clearInterval(heartbeat);
-      this.stopping.delete(row.id);
-    }
-    await this.copyOutput(row).catch(() => {});
-    await engine.removeContainer(containerName(row.id));
-    await db.transaction(async (trx) => {
-      await trx('local_instances')
-        .where({ id: row.id })
-        .update({ status: 'stopped', stopped_at: trx.fn.now(), updated_at: trx.fn.now() });
-      if (row.service_token_id) await trx('service_tokens').where({ id: row.service_token_id }).delete();
+    await this.haltAndCopy(row, async () => {
+      const heartbeat = onWait ? setInterval(onWait, 1000) : null;
+      try {
+        await engine.stopContainer(containerName(row.id), Math.ceil(graceMs / 1000));
+      } finally {
+        if (heartbeat) clearInterval(heartbeat);
+      }
     });
+    await engine.removeContainer(containerName(row.id));
+    await new InstanceStore(db).markStopped(row);
     // The forwarders go with the deployment only: a replacement after a crash starts right after this stop.
     const deployment = await db('deployments').where({ id: row.deployment_id }).first('deleted_at', 'status');
     const deleting = !deployment || deployment.deleted_at !== null || deployment.status === 'AWAITING_DELETE';
-    if (deleting && (await liveInstances(db, row.deployment_id)).length === 0) await this.deps.sockets.remove(row.deployment_id);
+    if (deleting && (await new InstanceStore(db).live(row.deployment_id)).length === 0)
+      await this.deps.sockets.remove(row.deployment_id);
   }
 
   async lastLines(row: InstanceRow, count = 10): Promise<string[]> {
@@ -241,58 +218,34 @@ export class ContainerInstances implements InstanceRunner {
     }
   }
 
-  supervisedIds(): string[] {
-    return [...this.supervised.keys()];
-  }
-
   async hurryStopping(graceMs: number): Promise<void> {
     const seconds = Math.ceil(graceMs / 1000);
     await Promise.all([...this.stopping.values()].map((row) => this.deps.engine.stopContainer(containerName(row.id), seconds)));
   }
 
-  close(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+  override close(): void {
+    super.close();
     void this.deps.sockets.close();
   }
 
-  private async tick(): Promise<void> {
-    this.ticks += 1;
-    for (const row of [...this.supervised.values()]) {
-      await this.copyOutput(row).catch(() => {});
-      // Every 2 s: a container that stopped on its own (crash, OOM kill) is reported once, then forgotten.
-      if (this.ticks % 2 === 0 && this.supervised.has(row.id) && !(await this.isAlive(row).catch(() => true))) {
-        this.supervised.delete(row.id);
-        await this.copyOutput(row).catch(() => {});
-        this.deps.onDeath(row);
-      }
-    }
+  protected async hasDied(row: InstanceRow): Promise<boolean> {
+    return !(await this.isAlive(row).catch(() => true));
   }
 
-  private copyOutput(row: InstanceRow): Promise<void> {
-    const running = this.copying.get(row.id);
-    if (running) return running;
-    const work = this.copyOutputNow(row).finally(() => this.copying.delete(row.id));
-    this.copying.set(row.id, work);
-    return work;
-  }
-
-  private async copyOutputNow(row: InstanceRow): Promise<void> {
-    await this.deps.db.transaction(async (trx) => {
-      const cursor = await trx('local_instances').where({ id: row.id }).forUpdate().first('stdout_offset', 'stderr_offset');
-      if (!cursor) return;
-      const second = Number(cursor.stdout_offset);
+  /** Copies the container log's lines after the row's cursor (second, lines of that second). */
+  protected async copyOutputNow(row: InstanceRow): Promise<void> {
+    await new InstanceStore(this.deps.db).copyOutput(row, async (cursor) => {
+      const second = cursor.log_cursor_second;
       const lines = await this.deps.engine.containerLogLines(containerName(row.id), second);
-      const fresh = newLines(lines, second, Number(cursor.stderr_offset));
-      if (!fresh) return;
-      const entries = fresh.copied.map((line) => ({
-        deployment_id: row.deployment_id,
-        revision_id: row.revision_id,
-        level: line.stream === 'stderr' ? 'error' : 'info',
-        message: line.text,
-      }));
-      await trx.batchInsert('app_logs', entries, 500);
-      await trx('local_instances').where({ id: row.id }).update({ stdout_offset: fresh.second, stderr_offset: fresh.count });
+      const fresh = newLines(lines, second, cursor.log_cursor_lines);
+      if (!fresh) return null;
+      return {
+        lines: fresh.copied.map((line) => ({
+          level: line.stream === 'stderr' ? ('error' as const) : ('info' as const),
+          message: line.text,
+        })),
+        cursor: { log_cursor_second: fresh.second, log_cursor_lines: fresh.count },
+      };
     });
   }
 }

@@ -4,7 +4,7 @@
  */
 import type { ContainerEngine } from '../../containers/engine';
 import { controlPlaneDatabaseUrl } from '../../pipeline/deploymentDatabase';
-import { InstanceTarget, type InstanceTargetOptions } from '../local/instanceTarget';
+import { InstanceTarget, type InstanceTargetOptions } from '../gateway/instanceTarget';
 import { ContainerInstances } from './containerInstances';
 import { DeploymentSockets, socketRoot } from './hostSockets';
 

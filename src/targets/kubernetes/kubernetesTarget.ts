@@ -5,6 +5,7 @@
  * through the control plane. Everything is found again by name and label, so a rollout run twice (a worker killed
  * mid-rollout) applies the same objects to the same Deployment and waits on it again.
  */
+import { InstanceStore } from '../../db/repositories/instances';
 import type { GraphxConfig } from '../../config';
 import type { Db } from '../../db/knex';
 import { PipelineState } from '../../db/repositories/pipelineState';
@@ -156,11 +157,8 @@ export class KubernetesTarget implements DeploymentTarget {
     await new PipelineState(this.options.db).markRevisionActive(spec.deploymentId, spec.revisionId, url);
     progress.phase('switched', `Revision ${spec.revisionId} is serving at ${url}.`);
     await this.prune(spec.deploymentId, namespace, objects);
-    await this.options
-      .db('service_tokens')
-      .where({ deployment_id: spec.deploymentId })
-      .whereNot({ id: (await revisionServiceToken(this.options.db, this.options.secretBox, spec)).id })
-      .delete();
+    const { id: serving } = await revisionServiceToken(this.options.db, this.options.secretBox, spec);
+    await new InstanceStore(this.options.db).deleteServiceTokens(spec.deploymentId, serving);
     return url;
   }
 
@@ -231,7 +229,7 @@ export class KubernetesTarget implements DeploymentTarget {
   /** Removes every object of the deployment (its pods go with them) and its service tokens. */
   async stopDeployment(deploymentId: string, onWait: () => void = () => {}): Promise<void> {
     await this.deleteObjects(deploymentId, onWait);
-    await this.options.db('service_tokens').where({ deployment_id: deploymentId }).delete();
+    await new InstanceStore(this.options.db).deleteServiceTokens(deploymentId);
   }
 
   deploymentUrl(routeKey: string): string {

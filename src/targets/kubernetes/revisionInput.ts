@@ -3,6 +3,7 @@
  * database credentials and the revision's service token. The token derives from the secret key and the revision id,
  * so a rollout run twice (a worker killed mid-rollout) applies the same Secret and records the same token row.
  */
+import { InstanceStore } from '../../db/repositories/instances';
 import crypto from 'node:crypto';
 import type { Db } from '../../db/knex';
 import { deploymentDatabaseName, deploymentDatabasePassword } from '../../pipeline/deploymentDatabase';
@@ -49,10 +50,7 @@ export async function revisionServiceToken(
 ): Promise<{ id: string; token: string }> {
   const token = `gxs_${secretBox.sign(`kubernetes-service-token:${spec.revisionId}`)}`;
   const id = derivedUuid(`kubernetes-service-token:${spec.revisionId}`);
-  await db('service_tokens')
-    .insert({ id, deployment_id: spec.deploymentId, token_hash: hashToken(token) })
-    .onConflict('id')
-    .ignore();
+  await new InstanceStore(db).ensureServiceToken(id, spec.deploymentId, hashToken(token));
   return { id, token };
 }
 

@@ -1,6 +1,6 @@
 /**
  * Rows and dependencies the activity and target tests share: a tenant with a deployment and revisions written
- * straight to the database (the API is not under test here), real activity dependencies and a LocalTarget whose
+ * straight to the database (the API is not under test here), real activity dependencies and a ProcessTarget whose
  * instances run the fake runtime script.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -12,7 +12,10 @@ import type { ActivityDeps } from '../../../activities';
 import type { GraphxConfig } from '../../../src/config';
 import type { Db } from '../../../src/db/knex';
 import type { SecretBox } from '../../../src/security/secretBox';
-import { LocalTarget, type LocalTargetOptions } from '../../../src/targets/local';
+import { ProcessTarget, type ProcessTargetOptions } from '../../../src/targets/process';
+import { HostBuilder } from '../../../src/builders/host/hostBuilder';
+import { ImageBuilder } from '../../../src/builders/image/imageBuilder';
+import type { RevisionImages } from '../../../src/containers/revisionImages';
 import { buildPaths } from '../../../src/pipeline/revisionSpec';
 import { createTenant, testConfig, testDb, testSecretBox } from '../../support/env';
 
@@ -110,20 +113,20 @@ export function writeBuild(config: GraphxConfig, revisionId: string, files: Reco
 
 export interface TestDeps extends ActivityDeps {
   /** The concrete target, so tests can reach its gateway. */
-  target: LocalTarget;
+  target: ProcessTarget;
   close: () => Promise<void>;
 }
 
-/** Real dependencies on the run's database; a LocalTarget running the fake runtime, with short timings. */
+/** Real dependencies on the run's database; a ProcessTarget running the fake runtime, with short timings. */
 export function createTestDeps(
   overrides: Record<string, string> = {},
-  targetOptions: Partial<LocalTargetOptions> = {},
+  targetOptions: Partial<ProcessTargetOptions> = {},
   shared?: { config: GraphxConfig; db: Db; secretBox: SecretBox },
 ): TestDeps {
   const config = shared?.config ?? testConfig(overrides);
   const db = shared?.db ?? testDb();
   const secretBox = shared?.secretBox ?? testSecretBox(config);
-  const target = new LocalTarget({
+  const target = new ProcessTarget({
     config,
     db,
     secretBox,
@@ -136,6 +139,7 @@ export function createTestDeps(
     db,
     secretBox,
     target,
+    builder: new HostBuilder(config),
     close: async () => {
       await target.stopAll();
       if (!shared) await db.destroy();
@@ -151,4 +155,9 @@ export function activityEnv(): MockActivityEnvironment {
 /** Runs one activity in a fresh mock environment, keeping its parameter and result types. */
 export function runActivity<A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A): Promise<R> {
   return activityEnv().run(fn as (...a: unknown[]) => Promise<R>, ...args) as Promise<R>;
+}
+
+/** `deps` building with the container runner's image builder on `images` (the same test database and target). */
+export function withImageBuilder<T extends TestDeps>(deps: T, images: RevisionImages): T & { builder: ImageBuilder } {
+  return Object.assign(deps, { builder: new ImageBuilder({ config: deps.config, db: deps.db, images }) });
 }

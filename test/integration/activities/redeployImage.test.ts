@@ -1,6 +1,6 @@
 /**
  * A redeploy (rollback) with the container runner runs the earlier revision's image again instead of cloning and
- * rebuilding (activities/imageBuild.ts redeployedImage), and falls back to an ordinary clone and build when the engine
+ * rebuilding (src/builders/image/imageBuilder.ts earlierBuild), and falls back to an ordinary clone and build when the engine
  * no longer holds that image. Real podman (the tests' shared engine), real PostgreSQL; the image is the small busybox
  * image standing in for a built one.
  */
@@ -10,11 +10,12 @@ import { createActivities } from '../../../activities';
 import { RevisionImages } from '../../../src/containers/revisionImages';
 import { buildPaths } from '../../../src/pipeline/revisionSpec';
 import { describeWithEngine, ensureBusyboxImage, startTestEngine, type TestEngine } from '../../support/containerEngine';
-import { activityEnv, addRevision, createDeployment, createTestDeps, type TestDeps } from './pipelineFixtures';
+import type { ImageBuilder } from '../../../src/builders/image/imageBuilder';
+import { activityEnv, addRevision, createDeployment, createTestDeps, withImageBuilder, type TestDeps } from './pipelineFixtures';
 
 describeWithEngine('redeploy with the container runner', () => {
   let engine: TestEngine;
-  let deps: TestDeps & { images: RevisionImages };
+  let deps: TestDeps & { builder: ImageBuilder };
   let busyboxId: string;
   const tags: string[] = [];
 
@@ -22,7 +23,7 @@ describeWithEngine('redeploy with the container runner', () => {
     engine = await startTestEngine();
     const busybox = await ensureBusyboxImage(engine.engine);
     busyboxId = (await engine.engine.inspectImage(busybox))!.id;
-    deps = { ...createTestDeps(), images: new RevisionImages(engine.engine, busybox) };
+    deps = withImageBuilder(createTestDeps(), new RevisionImages(engine.engine, busybox));
   }, 120_000);
   afterAll(async () => {
     for (const tag of tags) await engine.engine.removeImage(tag);
@@ -35,7 +36,7 @@ describeWithEngine('redeploy with the container runner', () => {
     const earlier = deployment.revisionId;
     const ref = RevisionImages.tagFor(deployment.deploymentId, earlier);
     if (imageInEngine) {
-      await engine.engine.tagImage(deps.images.runtimeImageRef, ref);
+      await engine.engine.tagImage(deps.builder.images.runtimeImageRef, ref);
       tags.push(ref);
     }
     await deps

@@ -5,13 +5,13 @@
  * denied or contained from the build log. A second repository shows the one step with network, the dependency
  * install, still reaching the npm registry while it cannot reach the host.
  */
+import type { ImageBuilder } from '../../../src/builders/image/imageBuilder';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import type { ActivityDeps } from '../../../activities';
 import { createActivities } from '../../../activities';
 import { BUILD_PIDS_LIMIT, DEFAULT_BUILD_LIMITS, RevisionImages } from '../../../src/containers/revisionImages';
 import {
@@ -24,7 +24,7 @@ import { describeWithEngine, startTestEngine, type TestEngine } from '../../supp
 import { testEnv } from '../../support/env';
 import { createGitRepo, type GitRepo } from '../../support/gitRepos';
 import { ensureTestRuntimeImage, IMAGE_BUILD_HOOK_MS } from '../../support/runtimeImage';
-import { activityEnv, createDeployment, createTestDeps, type TestDeps } from '../activities/pipelineFixtures';
+import { activityEnv, createDeployment, createTestDeps, withImageBuilder, type TestDeps } from '../activities/pipelineFixtures';
 
 // A first run on a machine builds the base and runtime images and fills the npm layer.
 jest.setTimeout(600_000);
@@ -44,7 +44,7 @@ interface ProbeResult {
 
 describeWithEngine('a hostile tenant build (real podman, RevisionImages), each attempt denied or contained', () => {
   let test: TestEngine;
-  let deps: TestDeps & ActivityDeps;
+  let deps: TestDeps & { builder: ImageBuilder };
   let hostServer: http.Server;
   const hostFiles: string[] = [];
   const images: string[] = [];
@@ -79,9 +79,10 @@ describeWithEngine('a hostile tenant build (real podman, RevisionImages), each a
     process.env.GRAPHX_HOSTILE_BUILD_MARKER = MARKER;
     test = await startTestEngine();
     const runtime = await ensureTestRuntimeImage(test.engine);
-    deps = Object.assign(createTestDeps({ GRAPHX_BUILD_TIMEOUT_SECONDS: '300' }), {
-      images: new RevisionImages(test.engine, runtime.ref, { ...DEFAULT_BUILD_LIMITS, memoryMb: BUILD_MEMORY_MB }),
-    });
+    deps = withImageBuilder(
+      createTestDeps({ GRAPHX_BUILD_TIMEOUT_SECONDS: '300' }),
+      new RevisionImages(test.engine, runtime.ref, { ...DEFAULT_BUILD_LIMITS, memoryMb: BUILD_MEMORY_MB }),
+    );
     // The control plane's key files, where a real data dir holds them: a build that could read them would.
     fs.writeFileSync(path.join(deps.config.dataDir, 'secret-key'), crypto.randomBytes(32).toString('hex'), { mode: 0o600 });
     fs.writeFileSync(path.join(deps.config.dataDir, 'api-key'), `lsv2_${crypto.randomBytes(16).toString('hex')}`, {

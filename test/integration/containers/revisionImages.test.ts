@@ -3,12 +3,12 @@
  * real npm registry: a codehost clone becomes a revision image (dependency layer cached across code-only changes),
  * the image serves the agent server API, and image sources pull `image_uri` with or without credentials.
  */
+import type { ImageBuilder } from '../../../src/builders/image/imageBuilder';
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import type { ActivityDeps } from '../../../activities';
 import { createActivities } from '../../../activities';
 import type { HeartbeatDetails } from '../../../activities/support/progress';
 import { RevisionImages } from '../../../src/containers/revisionImages';
@@ -25,6 +25,7 @@ import {
   activityEnv,
   createDeployment,
   createTestDeps,
+  withImageBuilder,
   type RevisionOptions,
   type TestDeps,
 } from '../activities/pipelineFixtures';
@@ -37,7 +38,7 @@ const BUILD_SECRET = `build-secret-${crypto.randomBytes(6).toString('hex')}`;
 
 describeWithEngine('revision images (container runner build step)', () => {
   let test: TestEngine;
-  let deps: TestDeps & ActivityDeps;
+  let deps: TestDeps & { builder: ImageBuilder };
   let repo: GitRepo;
   const containers: string[] = [];
   const images: string[] = [];
@@ -45,14 +46,15 @@ describeWithEngine('revision images (container runner build step)', () => {
   beforeAll(async () => {
     test = await startTestEngine();
     const runtime = await ensureTestRuntimeImage(test.engine);
-    deps = Object.assign(createTestDeps({ GRAPHX_BUILD_TIMEOUT_SECONDS: '300' }), {
-      images: new RevisionImages(
+    deps = withImageBuilder(
+      createTestDeps({ GRAPHX_BUILD_TIMEOUT_SECONDS: '300' }),
+      new RevisionImages(
         test.engine,
         runtime.ref,
         undefined,
         async (nodeMajor) => (await ensureTestRuntimeImage(test.engine, nodeMajor)).ref,
       ),
-    });
+    );
     repo = createGitRepo(FIXTURE);
     // A TypeScript graph too: the image compiles it at build time, so the app starts on a read-only root filesystem.
     repo.commit('typed graph', {
@@ -238,9 +240,10 @@ describeWithEngine('revision images (container runner build step)', () => {
   });
 
   it('a build step that prints nothing and uses no CPU is stopped after GRAPHX_BUILD_STALL_SECONDS, naming where it stopped', async () => {
-    const watched = Object.assign(createTestDeps({ GRAPHX_BUILD_TIMEOUT_SECONDS: '300', GRAPHX_BUILD_STALL_SECONDS: '5' }), {
-      images: deps.images,
-    });
+    const watched = withImageBuilder(
+      createTestDeps({ GRAPHX_BUILD_TIMEOUT_SECONDS: '300', GRAPHX_BUILD_STALL_SECONDS: '5' }),
+      deps.builder.images,
+    );
     try {
       const sleeper = `sleep ${1000 + crypto.randomInt(8000)}`;
       const deployment = await createDeployment(watched.db, watched.secretBox, {

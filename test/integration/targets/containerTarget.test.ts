@@ -16,7 +16,7 @@ import {
 } from '../../../src/targets/container/containerInstances';
 import { deploymentDatabaseName, ensureDeploymentDatabase } from '../../../src/pipeline/deploymentDatabase';
 import { loadRevisionSpec } from '../../../src/pipeline/revisionSpec';
-import { liveInstances } from '../../../src/targets/local/instanceRows';
+import { InstanceStore } from '../../../src/db/repositories/instances';
 import { describeWithEngine, startTestEngine, type TestEngine } from '../../support/containerEngine';
 import { ensureTestRuntimeImage, IMAGE_BUILD_HOOK_MS } from '../../support/runtimeImage';
 import { testConfig, testDb, testEnv, testSecretBox, testTemporalClient } from '../../support/env';
@@ -135,7 +135,7 @@ describeWithEngine('ContainerTarget (real podman, real PostgreSQL, runtime image
 
     it('answers through the gateway from min_scale containers, each confined as the issue lists', async () => {
       expect(await answers(`${app.url}/ok`)).toBe(true);
-      const rows = await liveInstances(db, app.deploymentId);
+      const rows = await new InstanceStore(db).live(app.deploymentId);
       expect(rows.map((row) => row.status)).toEqual(['serving', 'serving']);
       for (const row of rows) {
         const info = await inspect(row.id);
@@ -158,17 +158,17 @@ describeWithEngine('ContainerTarget (real podman, real PostgreSQL, runtime image
     });
 
     it('a new ContainerTarget (a restarted worker) adopts the running containers instead of starting others', async () => {
-      const before = (await liveInstances(db, app.deploymentId)).map((row) => row.id);
+      const before = (await new InstanceStore(db).live(app.deploymentId)).map((row) => row.id);
       restarted = new ContainerTarget({ ...target.options });
       restarted.setControlPlaneUrl(`http://127.0.0.1:${(api.address() as AddressInfo).port}`);
       await restarted.restoreActiveInstances();
-      expect((await liveInstances(db, app.deploymentId)).map((row) => row.id)).toEqual(before);
+      expect((await new InstanceStore(db).live(app.deploymentId)).map((row) => row.id)).toEqual(before);
       expect(await answers(`${app.url}/ok`)).toBe(true);
       // The restarted target now supervises them: a container killed under it is replaced.
       const [victim] = before;
       await test.engine.stopContainer(containerName(victim as string), 0);
       await waitUntil(async () => {
-        const live = await liveInstances(db, app.deploymentId);
+        const live = await new InstanceStore(db).live(app.deploymentId);
         return !live.some((row) => row.id === victim) && live.filter((row) => row.status === 'serving').length === 2;
       });
       const logs = await db('app_logs').where({ deployment_id: app.deploymentId }).pluck('message');
@@ -247,7 +247,7 @@ describeWithEngine('ContainerTarget (real podman, real PostgreSQL, runtime image
     });
 
     it("cannot reach another deployment's app container by its address: each deployment has its own isolated network", async () => {
-      const [otherRow] = await liveInstances(db, other.deploymentId);
+      const [otherRow] = await new InstanceStore(db).live(other.deploymentId);
       const networks = (await inspect(otherRow!.id)).NetworkSettings.Networks as Record<string, { IPAddress: string }>;
       expect(Object.keys(networks)).toEqual([deploymentNetworkName(other.deploymentId)]);
       const host = Object.values(networks)[0]!.IPAddress;
@@ -293,7 +293,7 @@ describeWithEngine('ContainerTarget (real podman, real PostgreSQL, runtime image
     });
 
     it('allocating past memory_limit_mb is an OOM kill, visible in the app logs, and the instance is replaced', async () => {
-      const [before] = await liveInstances(db, app.deploymentId);
+      const [before] = await new InstanceStore(db).live(app.deploymentId);
       // POST: the gateway retries an idempotent request cut by the kill on the replacement, which would die too.
       const allocate = fetch(`${app.url}/probe/memory`, { method: 'POST' }).then((response) => response.status);
       await expect(allocate).resolves.not.toBe(200);
@@ -303,11 +303,11 @@ describeWithEngine('ContainerTarget (real podman, real PostgreSQL, runtime image
         ),
       ).catch(async (error) => {
         const logs = await db('app_logs').where({ deployment_id: app.deploymentId }).pluck('message');
-        const live = await liveInstances(db, app.deploymentId);
+        const live = await new InstanceStore(db).live(app.deploymentId);
         throw new Error(`${(error as Error).message}: ${JSON.stringify({ logs, live })}`);
       });
       await waitUntil(async () => {
-        const live = await liveInstances(db, app.deploymentId);
+        const live = await new InstanceStore(db).live(app.deploymentId);
         return live.length === 1 && live[0]?.id !== before?.id && live[0]?.status === 'serving';
       });
       expect(await answers(`${app.url}/ok`)).toBe(true);

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { createActivities } from '../../../activities';
 import { isProcessAlive } from '@graphx/kit/os/processes';
-import { liveInstances } from '../../../src/targets/local/instanceRows';
+import { InstanceStore } from '../../../src/db/repositories/instances';
 import {
   addRevision,
   createDeployment,
@@ -92,7 +92,7 @@ describe('the gateway in front of local instances (real HTTP, fake runtime scrip
 
   it('spreads requests over min_scale instances round-robin', async () => {
     const { url, deploymentId } = await deployed({ min_scale: 2 });
-    expect(await liveInstances(deps.db, deploymentId)).toHaveLength(2);
+    expect(await new InstanceStore(deps.db).live(deploymentId)).toHaveLength(2);
     const pids = new Set<number>();
     for (let i = 0; i < 6; i += 1) pids.add(JSON.parse((await rawRequest(`${url}/whoami`)).body).pid);
     expect(pids.size).toBe(2);
@@ -110,7 +110,7 @@ describe('the gateway in front of local instances (real HTTP, fake runtime scrip
 
   it('a rollout switches instances with no failed request under a loop of requests, and open streams finish', async () => {
     const first = await deployed({ min_scale: 2 });
-    const oldPids = (await liveInstances(deps.db, first.deploymentId)).map((row) => row.pid as number);
+    const oldPids = (await new InstanceStore(deps.db).live(first.deploymentId)).map((row) => row.pid as number);
     const next = await addRevision(deps.db, deps.secretBox, first.deploymentId, {
       resourceSpec: { min_scale: 2 },
       secrets: [{ name: 'FAKE_OK_DELAY_MS', value: '500' }],
@@ -143,7 +143,7 @@ describe('the gateway in front of local instances (real HTTP, fake runtime scrip
     expect(streamed.status).toBe(200);
     expect(streamed.body.match(/event: tick/g)).toHaveLength(8);
     expect(oldPids.filter(isProcessAlive)).toEqual([]);
-    const live = await liveInstances(deps.db, first.deploymentId);
+    const live = await new InstanceStore(deps.db).live(first.deploymentId);
     expect(live.map((row) => row.revision_id)).toEqual([next, next]);
   });
 });

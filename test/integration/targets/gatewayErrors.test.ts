@@ -10,7 +10,7 @@ import Koa from 'koa';
 import { errorMiddleware } from '@graphx/kit/http/errors';
 import { jsonBodyMiddleware, MAX_BODY_BYTES } from '@graphx/kit/http/jsonBody';
 import type { Db } from '../../../src/db/knex';
-import { startGateway, type GatewayHandle } from '../../../src/targets/local/gateway';
+import { startGateway, type GatewayHandle } from '../../../src/targets/gateway/gateway';
 import { testConfig, testDb, testSecretBox } from '../../support/env';
 import { createDeployment } from '../activities/pipelineFixtures';
 
@@ -38,8 +38,8 @@ describe('the gateway and error answers (real gateway, app with the runtime midd
       revision_id: deployment.revisionId,
       port: (app.address() as AddressInfo).port,
       status: 'serving',
-      stdout_file: '/dev/null',
-      stderr_file: '/dev/null',
+      stdout_path: '/dev/null',
+      stderr_path: '/dev/null',
     });
     gateway = await startGateway({ db, host: '127.0.0.1', port: 0 });
   });

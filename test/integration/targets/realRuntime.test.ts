@@ -5,7 +5,7 @@ import { createActivities } from '../../../activities';
 import { createApp } from '../../../src/api/app';
 import { dropDeploymentDatabase } from '../../../src/pipeline/deploymentDatabase';
 import { isProcessAlive } from '@graphx/kit/os/processes';
-import { liveInstances } from '../../../src/targets/local/instanceRows';
+import { InstanceStore } from '../../../src/db/repositories/instances';
 import { testTemporalClient } from '../../support/env';
 import { createGitRepo } from '../../support/gitRepos';
 import { createDeployment, createTestDeps, runActivity, type TestDeps } from '../activities/pipelineFixtures';
@@ -61,7 +61,7 @@ describe('clone, build, database and rollout of the pipeline-echo LangGraph.js a
       expect(body).toMatch(/^event: metadata\n/);
       expect(body).toContain('event: updates\ndata: {"respond":{"echo":"echo: hi"}}');
 
-      const [instance] = await liveInstances(deps.db, deployment.deploymentId);
+      const [instance] = await new InstanceStore(deps.db).live(deployment.deploymentId);
       await deps.db('deployments').where({ id: deployment.deploymentId }).update({ status: 'AWAITING_DELETE' });
       await runActivity(activities.teardownDeployment, { deploymentId: deployment.deploymentId });
       expect(isProcessAlive(instance?.pid)).toBe(false);

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { createActivities } from '../../../activities';
-import { LocalTarget } from '../../../src/targets/local';
+import { ProcessTarget } from '../../../src/targets/process';
 import { isProcessAlive } from '@graphx/kit/os/processes';
 import { buildPaths } from '../../../src/pipeline/revisionSpec';
-import { liveInstances } from '../../../src/targets/local/instanceRows';
+import { InstanceStore } from '../../../src/db/repositories/instances';
 import {
   addRevision,
   createDeployment,
@@ -99,7 +99,7 @@ describe('rolloutRevision on the local target (real processes, fake runtime scri
       message: expect.stringMatching(/exited before answering GET \/ok[\s\S]*Cannot find module \.\/src\/graph\.js/),
     });
     expect((await whoami(url)).pid).toBe(before.pid);
-    const live = await liveInstances(deps.db, deployment.deploymentId);
+    const live = await new InstanceStore(deps.db).live(deployment.deploymentId);
     expect(live.map((row) => row.revision_id)).toEqual([deployment.revisionId]);
     expect(
       (await deps.db('deployments').where({ id: deployment.deploymentId }).first('active_revision_id')).active_revision_id,
@@ -110,18 +110,18 @@ describe('rolloutRevision on the local target (real processes, fake runtime scri
     const deployment = await deployRevision();
     const { url } = await rollout(deployment.revisionId, deployment.deploymentId);
     const first = await whoami(url);
-    // A new worker process: a fresh LocalTarget that knows nothing but the database.
-    const restarted = new LocalTarget({ ...deps.target.options, instanceCommand: FAKE_RUNTIME });
+    // A new worker process: a fresh ProcessTarget that knows nothing but the database.
+    const restarted = new ProcessTarget({ ...deps.target.options, instanceCommand: FAKE_RUNTIME });
     await rollout(deployment.revisionId, deployment.deploymentId, restarted);
     expect((await whoami(url)).pid).toBe(first.pid);
-    expect(await liveInstances(deps.db, deployment.deploymentId)).toHaveLength(1);
+    expect(await new InstanceStore(deps.db).live(deployment.deploymentId)).toHaveLength(1);
 
     process.kill(first.pid, 'SIGKILL');
     await waitUntil(async () => !isProcessAlive(first.pid));
     await rollout(deployment.revisionId, deployment.deploymentId, restarted);
     const replacement = await whoami(url);
     expect(replacement.pid).not.toBe(first.pid);
-    expect(await liveInstances(deps.db, deployment.deploymentId)).toHaveLength(1);
+    expect(await new InstanceStore(deps.db).live(deployment.deploymentId)).toHaveLength(1);
     await restarted.stopAll();
   });
 
@@ -134,7 +134,7 @@ describe('rolloutRevision on the local target (real processes, fake runtime scri
       const response = await fetch(`${url}/whoami`);
       return response.status === 200 && ((await response.json()) as { pid: number }).pid !== first.pid;
     });
-    const live = await liveInstances(deps.db, deployment.deploymentId);
+    const live = await new InstanceStore(deps.db).live(deployment.deploymentId);
     expect(live.map((row) => [row.revision_id, row.status])).toEqual([[deployment.revisionId, 'serving']]);
     const logs = await deps.db('app_logs').where({ deployment_id: deployment.deploymentId }).pluck('message');
     expect(logs.some((message) => message.includes('exited; starting a replacement'))).toBe(true);
@@ -152,7 +152,7 @@ describe('rolloutRevision on the local target (real processes, fake runtime scri
     const after = await whoami(url);
     expect(after.revisionId).toBe(deployment.revisionId);
     expect(after.pid).not.toBe(before.pid);
-    expect(await liveInstances(deps.db, deployment.deploymentId)).toHaveLength(1);
+    expect(await new InstanceStore(deps.db).live(deployment.deploymentId)).toHaveLength(1);
   });
 
   it('a restore that waited for the lock while a newer revision rolled out leaves only the newer revision running', async () => {
@@ -165,12 +165,12 @@ describe('rolloutRevision on the local target (real processes, fake runtime scri
       secrets: [{ name: 'FAKE_OK_DELAY_MS', value: '1500' }],
     });
     writeBuild(deps.config, newer);
-    const worker = new LocalTarget({ ...deps.target.options, instanceCommand: FAKE_RUNTIME });
+    const worker = new ProcessTarget({ ...deps.target.options, instanceCommand: FAKE_RUNTIME });
     const rolling = rollout(newer, deployment.deploymentId, worker);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const restarted = new LocalTarget({ ...deps.target.options, instanceCommand: FAKE_RUNTIME });
+    const restarted = new ProcessTarget({ ...deps.target.options, instanceCommand: FAKE_RUNTIME });
     await Promise.all([rolling, restarted.restoreActiveInstances()]);
-    const live = await liveInstances(deps.db, deployment.deploymentId);
+    const live = await new InstanceStore(deps.db).live(deployment.deploymentId);
     expect(live.map((row) => [row.revision_id, row.status])).toEqual([[newer, 'serving']]);
     await worker.stopAll();
     await restarted.stopAll();
@@ -183,7 +183,7 @@ describe('rolloutRevision on the local target (real processes, fake runtime scri
     await deps.db('deployments').where({ id: deployment.deploymentId }).update({ status: 'AWAITING_DELETE' });
     await runActivity(createActivities(deps).teardownDeployment, { deploymentId: deployment.deploymentId });
     expect(isProcessAlive(app.pid)).toBe(false);
-    expect(await liveInstances(deps.db, deployment.deploymentId)).toHaveLength(0);
+    expect(await new InstanceStore(deps.db).live(deployment.deploymentId)).toHaveLength(0);
     await waitUntil(async () => (await fetch(`${url}/whoami`)).status === 404);
   });
 });

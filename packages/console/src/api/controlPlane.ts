@@ -1,4 +1,5 @@
 /** The control plane's public `/v2` API, same origin, with the tab's API key. */
+import { FAILED_REVISION_STATUSES, IN_PROGRESS_REVISION_STATUSES } from '@graphx/contract/statuses';
 import { apiKey, signOut } from '../session';
 
 /** An answer that was not 2xx, with the server's `detail` turned into a sentence. */
@@ -125,6 +126,6 @@ export const controlPlane = {
     request<{ logs: LogLine[] }>('GET', `/v2/deployments/${enc(id)}/logs?order=asc&limit=500&offset=${offset}`),
 };
 
-/** Revision statuses that still move on their own (CONTRACT §2.3). */
-export const IN_PROGRESS = ['CREATING', 'QUEUED', 'AWAITING_BUILD', 'BUILDING', 'AWAITING_DEPLOY', 'DEPLOYING'];
-export const FAILED = ['BUILD_FAILED', 'DEPLOY_FAILED'];
+/** Revision statuses that still move on their own (CONTRACT §2.3), and those that wait for a retry: the contract's. */
+export const IN_PROGRESS: readonly string[] = IN_PROGRESS_REVISION_STATUSES;
+export const FAILED: readonly string[] = FAILED_REVISION_STATUSES;

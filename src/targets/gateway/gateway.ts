@@ -7,8 +7,8 @@
  * connection refused (nothing was delivered, so any method) or reset before a response on an idempotent method is
  * retried on another instance with a fresh route: no request fails while a rollout switches.
  */
+import { listen } from '@graphx/kit/net/listen';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { answerClientErrorsWithJson } from '@graphx/kit/http/clientErrors';
 import type { Db } from '../../db/knex';
 import { createMetricsRegistry, HttpMetrics, onResponseEnd, UNMATCHED_ROUTE, writeMetrics } from '@graphx/kit/http/metrics';
@@ -77,19 +77,8 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHand
   // Streams (SSE runs) may stay open far longer than node's default request timeout.
   server.requestTimeout = 0;
   server.headersTimeout = 60_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://${options.host}:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  const { url, close } = await listen(server, options.port, options.host);
+  return { url, close };
 }
 
 /**

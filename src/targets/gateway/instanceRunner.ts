@@ -1,10 +1,10 @@
 /**
  * What the shared rollout (rollout.ts) and supervision (instanceTarget.ts) need from whatever runs an instance: host
- * processes (instances.ts) or containers (../container/containerInstances.ts). Both record their instances as
+ * processes (../process/processInstances.ts) or containers (../container/containerInstances.ts). Both record their instances as
  * `local_instances` rows, so the gateway, the deployment lock, the route switch and the drain are one code path.
  */
 import type { RevisionSpec } from '../../pipeline/revisionSpec';
-import type { InstanceRow } from './instanceRows';
+import type { InstanceRow } from '../../db/repositories/instances';
 
 export interface InstanceRunner {
   /** Records, then starts, one new instance of the revision; it listens on 127.0.0.1:`row.port`. */

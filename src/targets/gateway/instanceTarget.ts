@@ -22,7 +22,7 @@ import {
 } from './rollout';
 import type { DeploymentTarget, RolloutProgress } from '../target';
 import { loadRevisionSpec, type RevisionSpec } from '../../pipeline/revisionSpec';
-import { liveInstances, type InstanceRow } from './instanceRows';
+import { InstanceStore, type InstanceRow } from '../../db/repositories/instances';
 import type { InstanceRunner } from './instanceRunner';
 
 export interface InstanceTargetOptions {
@@ -79,16 +79,11 @@ export class InstanceTarget implements DeploymentTarget {
       dead.deployment_id,
       () => {},
       async () => {
-        const current = await db('local_instances').where({ id: dead.id }).first('status');
-        if (current?.status !== 'serving') return;
+        const store = new InstanceStore(db);
+        if ((await store.statusOf(dead.id)) !== 'serving') return;
         const message = await this.instances.describeDeath(dead);
         await this.instances.stop(dead, 0);
-        await db('app_logs').insert({
-          deployment_id: dead.deployment_id,
-          revision_id: dead.revision_id,
-          level: 'error',
-          message,
-        });
+        await store.appendAppLogs(dead, [{ level: 'error', message }]);
         const spec = await loadRevisionSpec(db, secretBox, dead.revision_id);
         const fresh = await this.instances.start(spec);
         try {
@@ -97,9 +92,7 @@ export class InstanceTarget implements DeploymentTarget {
           await this.instances.stop(fresh, 2000);
           throw error;
         }
-        await db('local_instances')
-          .where({ id: fresh.id, status: 'starting' })
-          .update({ status: 'serving', updated_at: db.fn.now() });
+        await store.markServing(fresh.id);
         await new PipelineState(db).markServingKnown(dead.deployment_id);
       },
     );
@@ -110,11 +103,7 @@ export class InstanceTarget implements DeploymentTarget {
    * serves after a failed replacement or restore; a later rollout, restore or replacement makes it READY again.
    */
   private async servingUnknown(deploymentId: string): Promise<void> {
-    const serving = await this.options
-      .db('local_instances')
-      .where({ deployment_id: deploymentId, status: 'serving' })
-      .first('id')
-      .catch(() => ({ id: 'unknown' }));
+    const serving = await new InstanceStore(this.options.db).hasServing(deploymentId).catch(() => true);
     if (!serving) await new PipelineState(this.options.db).markServingUnknown(deploymentId).catch(() => undefined);
   }
 
@@ -170,7 +159,7 @@ export class InstanceTarget implements DeploymentTarget {
   /** Stops every instance of a deployment (any process may have started them). */
   async stopDeployment(deploymentId: string, onWait: () => void = () => {}): Promise<void> {
     await withDeploymentLock(this.lockUrl(), deploymentId, onWait, async () => {
-      const rows = await liveInstances(this.options.db, deploymentId);
+      const rows = await new InstanceStore(this.options.db).live(deploymentId);
       await Promise.all(rows.map((row) => this.instances.stop(row, 10_000, onWait)));
       await this.instances.deploymentStopped?.(deploymentId);
     });
@@ -183,18 +172,7 @@ export class InstanceTarget implements DeploymentTarget {
    */
   async restoreActiveInstances(): Promise<void> {
     const { db } = this.options;
-    const deploymentIds: string[] = await db('deployments')
-      .whereNull('deleted_at')
-      .andWhere((where) =>
-        where
-          .whereNotNull('active_revision_id')
-          .orWhereExists(
-            db('local_instances')
-              .whereRaw('local_instances.deployment_id = deployments.id')
-              .whereIn('status', ['starting', 'serving', 'draining']),
-          ),
-      )
-      .pluck('id');
+    const deploymentIds = await new InstanceStore(db).deploymentsToRestore();
     await Promise.all(
       deploymentIds.map((deploymentId) =>
         this.restoreDeployment(deploymentId).catch(async (error: unknown) => {
@@ -218,7 +196,7 @@ export class InstanceTarget implements DeploymentTarget {
           .first('active_revision_id', 'url');
         const revisionId: string | null = active?.active_revision_id ?? null;
         // The lock is ours, so no rollout runs: an instance of another revision still starting is a dead rollout's.
-        const orphans = (await liveInstances(db, deploymentId)).filter(
+        const orphans = (await new InstanceStore(db).live(deploymentId)).filter(
           (row) => row.status === 'starting' && row.revision_id !== revisionId,
         );
         for (const row of orphans) await this.instances.stop(row, 2000);
@@ -238,7 +216,7 @@ export class InstanceTarget implements DeploymentTarget {
         // The gateway of this process may listen on a new port after a restart: its URL is the one that works now.
         const url = this.gatewayPort !== null || !active.url ? this.deploymentUrl(spec.routeKey) : active.url;
         await switchRoute(db, spec, rows, url);
-        const leftovers = (await liveInstances(db, deploymentId)).filter((row) => row.status === 'draining');
+        const leftovers = (await new InstanceStore(db).live(deploymentId)).filter((row) => row.status === 'draining');
         if (leftovers.length > 0) await drainOldInstances(db, this.instances, deploymentId, this.timings, quietProgress);
       },
     );
@@ -249,7 +227,7 @@ export class InstanceTarget implements DeploymentTarget {
    * worker (a process of its own) leaves its apps running when it exits. Each gets `graceMs`, then SIGKILL.
    */
   async stopEveryInstance(graceMs = 10_000): Promise<void> {
-    const rows: InstanceRow[] = await this.options.db('local_instances').whereNot({ status: 'stopped' });
+    const rows = await new InstanceStore(this.options.db).liveAnywhere();
     const owned = await Promise.all(rows.map(async (row) => ((await this.instances.ownsRow(row)) ? row : null)));
     await Promise.all(owned.filter((row): row is InstanceRow => row !== null).map((row) => this.instances.stop(row, graceMs)));
     this.instances.close();
@@ -263,7 +241,7 @@ export class InstanceTarget implements DeploymentTarget {
     const ids = this.instances.supervisedIds();
     const hurried = this.instances.hurryStopping(graceMs);
     if (ids.length > 0) {
-      const rows: InstanceRow[] = await this.options.db('local_instances').whereIn('id', ids).whereNot({ status: 'stopped' });
+      const rows = await new InstanceStore(this.options.db).liveAnywhere(ids);
       await Promise.all(rows.map((row) => this.instances.stop(row, graceMs)));
     }
     await hurried;

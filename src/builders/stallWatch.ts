@@ -5,7 +5,7 @@
  * output, a new phase, or CPU time used by the build's own processes (a silent `npm ci` is busy, not stuck); when
  * none of these happens for GRAPHX_BUILD_STALL_SECONDS, the build is stopped through the returned signal.
  */
-import type { StepProgress } from './progress';
+import type { BuildProgress } from './builder';
 
 export interface StallWatch {
   /** Aborted once the build made no progress for the limit; the build stops its steps on it. */
@@ -24,7 +24,7 @@ export interface StallWatchOptions {
 }
 
 /** Watches `progress` until `stop()`; see the file comment. */
-export function watchForStall(progress: StepProgress, options: StallWatchOptions): StallWatch {
+export function watchForStall(progress: BuildProgress, options: StallWatchOptions): StallWatch {
   const controller = new AbortController();
   let message: string | null = null;
   let lastTicks: number | null = null;

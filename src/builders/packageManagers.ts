@@ -42,7 +42,7 @@ function shimSource(cli: string | { classic: string; berry: string }): string {
       ? `const cli = ${JSON.stringify(cli)};`
       : `const fs = require('fs');\nconst path = require('path');\n${WANTS_BERRY_SOURCE}\n` +
         `const cli = wantsYarnBerry(process.cwd()) ? ${JSON.stringify(cli.berry)} : ${JSON.stringify(cli.classic)};`;
-  return `#!${process.execPath}\n// Shipped with graphx platform (see activities/support/packageManagers.ts).\n${pick}\nprocess.argv[1] = cli;\nrequire(cli);\n`;
+  return `#!${process.execPath}\n// Shipped with graphx platform (see src/builders/packageManagers.ts).\n${pick}\nprocess.argv[1] = cli;\nrequire(cli);\n`;
 }
 
 /**
@@ -69,4 +69,13 @@ export function ensurePackageManagerShims(dataDir: string): string {
     fs.renameSync(partial, file);
   }
   return bin;
+}
+
+/** The install command a lock file implies, or null when the app has none. */
+export function defaultInstallCommand(appDir: string): string | null {
+  const has = (file: string) => fs.existsSync(path.join(appDir, file));
+  if (has('package-lock.json') || has('npm-shrinkwrap.json')) return 'npm ci';
+  if (has('yarn.lock')) return wantsYarnBerry(appDir) ? 'yarn install --immutable' : 'yarn install --frozen-lockfile';
+  if (has('pnpm-lock.yaml')) return 'pnpm install --frozen-lockfile';
+  return null;
 }

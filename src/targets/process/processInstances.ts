@@ -18,8 +18,9 @@ import { instanceEnvironment, processServesInstance, type InstanceCommand } from
 import { trackGroup, untrackGroup } from '@graphx/kit/os/ownedGroups';
 import { isProcessAlive, stopGroup } from '@graphx/kit/os/processes';
 import { buildPaths, graphxConfigFile, type RevisionSpec } from '../../pipeline/revisionSpec';
-import type { InstanceRow } from './instanceRows';
-import type { InstanceRunner } from './instanceRunner';
+import { InstanceStore, type AppLogLine, type InstanceRow, type OutputCursor } from '../../db/repositories/instances';
+import type { InstanceRunner } from '../gateway/instanceRunner';
+import { SupervisedInstances } from '../gateway/supervisedInstances';
 
 const MAX_COPY_BYTES = 256 * 1024;
 
@@ -34,15 +35,11 @@ export interface InstanceDeps {
 }
 
 /** Starts instances, copies their output, stops them. Tracks the ones this process supervises. */
-export class InstanceManager implements InstanceRunner {
-  private readonly supervised = new Map<string, InstanceRow>();
-  /** Instances being stopped (a drain may wait up to its timeout): a shutdown of the stack hurries them. */
-  private readonly stopping = new Map<string, InstanceRow>();
-  private readonly copying = new Map<string, Promise<void>>();
-  private timer: NodeJS.Timeout | null = null;
-  private ticks = 0;
-
-  constructor(private readonly deps: InstanceDeps) {}
+export class ProcessInstances extends SupervisedInstances implements InstanceRunner {
+  // Output is copied every 500 ms; a process found dead (checked every 2 s) is reported once.
+  constructor(private readonly deps: InstanceDeps) {
+    super({ tickMs: 500, deathCheckTicks: 4 }, deps.onDeath);
+  }
 
   /** Records, then spawns, one new instance of the revision on a free port. */
   async start(spec: RevisionSpec): Promise<InstanceRow> {
@@ -63,17 +60,11 @@ export class InstanceManager implements InstanceRunner {
       pid: null,
       status: 'starting',
       service_token_id: serviceTokenId,
-      stdout_file: path.join(logDir, `${id}.out.log`),
-      stderr_file: path.join(logDir, `${id}.err.log`),
+      stdout_path: path.join(logDir, `${id}.out.log`),
+      stderr_path: path.join(logDir, `${id}.err.log`),
+      container_name: null,
     };
-    await db.transaction(async (trx) => {
-      await trx('service_tokens').insert({
-        id: serviceTokenId,
-        deployment_id: spec.deploymentId,
-        token_hash: hashToken(serviceToken),
-      });
-      await trx('local_instances').insert(row);
-    });
+    await new InstanceStore(db).create(row, hashToken(serviceToken));
     const env = instanceEnvironment(spec, {
       port,
       configFile,
@@ -82,8 +73,8 @@ export class InstanceManager implements InstanceRunner {
       controlPlaneUrl: this.deps.controlPlaneUrl(),
       serviceToken,
     });
-    const stdout = fs.openSync(row.stdout_file, 'a');
-    const stderr = fs.openSync(row.stderr_file, 'a');
+    const stdout = fs.openSync(row.stdout_path!, 'a');
+    const stderr = fs.openSync(row.stderr_path!, 'a');
     try {
       const child = spawn(this.deps.instanceCommand.command, this.deps.instanceCommand.args, {
         cwd: path.dirname(configFile),
@@ -100,29 +91,15 @@ export class InstanceManager implements InstanceRunner {
       fs.closeSync(stdout);
       fs.closeSync(stderr);
     }
-    await db('local_instances').where({ id }).update({ pid: row.pid, updated_at: db.fn.now() });
+    await new InstanceStore(db).setPid(id, row.pid);
     this.supervise(row);
     return row;
   }
 
   /** Takes over copying the output of an instance another (maybe dead) process started. */
-  supervise(row: InstanceRow): void {
-    this.supervised.set(row.id, row);
+  override supervise(row: InstanceRow): void {
     trackGroup(row.pid ?? undefined);
-    if (!this.timer) {
-      this.timer = setInterval(() => void this.copyAll(), 500);
-      this.timer.unref();
-    }
-  }
-
-  /** Instances whose stop is under way (draining ones included). */
-  stoppingRows(): InstanceRow[] {
-    return [...this.stopping.values()];
-  }
-
-  /** Ids of the instances this process supervises. */
-  supervisedIds(): string[] {
-    return [...this.supervised.keys()];
+    super.supervise(row);
   }
 
   async hurryStopping(graceMs: number): Promise<void> {
@@ -139,7 +116,7 @@ export class InstanceManager implements InstanceRunner {
   }
 
   async ownsRow(row: InstanceRow): Promise<boolean> {
-    return row.stdout_file.startsWith(path.join(this.deps.config.dataDir, 'instances') + path.sep);
+    return row.stdout_path?.startsWith(path.join(this.deps.config.dataDir, 'instances') + path.sep) === true;
   }
 
   async describeDeath(row: InstanceRow): Promise<string> {
@@ -161,80 +138,44 @@ export class InstanceManager implements InstanceRunner {
    * copies its last output, marks it stopped and deletes its service token.
    */
   async stop(row: InstanceRow, graceMs: number, onWait?: () => void): Promise<void> {
-    // Forgotten first: an exit we caused must not look like a crash to the supervision loop.
-    this.supervised.delete(row.id);
-    this.stopping.set(row.id, row);
-    try {
-      if (row.pid) await stopGroup(row.pid, graceMs, onWait);
-    } finally {
-      this.stopping.delete(row.id);
-      untrackGroup(row.pid);
-    }
-    await this.copyOutput(row).catch(() => {});
-    const { db } = this.deps;
-    await db.transaction(async (trx) => {
-      await trx('local_instances')
-        .where({ id: row.id })
-        .update({ status: 'stopped', stopped_at: trx.fn.now(), updated_at: trx.fn.now() });
-      if (row.service_token_id) await trx('service_tokens').where({ id: row.service_token_id }).delete();
+    await this.haltAndCopy(row, async () => {
+      try {
+        if (row.pid) await stopGroup(row.pid, graceMs, onWait);
+      } finally {
+        untrackGroup(row.pid);
+      }
     });
+    await new InstanceStore(this.deps.db).markStopped(row);
   }
 
   /** The last lines the instance wrote (stdout, then stderr), for a failure message. */
   async lastLines(row: InstanceRow, count = 10): Promise<string[]> {
-    const lines = [...tailOfFile(row.stdout_file), ...tailOfFile(row.stderr_file)];
+    const lines = [...tailOfFile(row.stdout_path!), ...tailOfFile(row.stderr_path!)];
     return lines.filter((line) => line.trim() !== '').slice(-count);
   }
 
-  /** Stops copying (the processes keep running). */
-  close(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+  protected async hasDied(row: InstanceRow): Promise<boolean> {
+    return !!row.pid && !isProcessAlive(row.pid);
   }
 
-  private async copyAll(): Promise<void> {
-    this.ticks += 1;
-    for (const row of this.supervised.values()) {
-      await this.copyOutput(row).catch(() => {});
-      // Every 2 s: a process that died on its own (crash, OOM kill) is reported once, then forgotten.
-      if (this.ticks % 4 === 0 && row.pid && !isProcessAlive(row.pid) && this.supervised.has(row.id)) {
-        this.supervised.delete(row.id);
-        this.deps.onDeath?.(row);
+  /** Copies new complete lines of the instance's output files (byte offsets on its row). */
+  protected async copyOutputNow(row: InstanceRow): Promise<void> {
+    const files = { stdout: row.stdout_path!, stderr: row.stderr_path! };
+    if (fileSize(files.stdout) === 0 && fileSize(files.stderr) === 0) return;
+    await new InstanceStore(this.deps.db).copyOutput(row, async (cursor) => {
+      const lines: AppLogLine[] = [];
+      const advanced: Partial<OutputCursor> = {};
+      const out = readCompleteLines(files.stdout, cursor.stdout_offset);
+      if (out) {
+        advanced.stdout_offset = cursor.stdout_offset + out.bytes;
+        lines.push(...out.lines.map((message) => ({ level: 'info' as const, message })));
       }
-    }
-  }
-
-  /** Copies new complete lines of the instance's output into app_logs, exactly once across processes. */
-  async copyOutput(row: InstanceRow): Promise<void> {
-    const running = this.copying.get(row.id);
-    if (running) return running;
-    const work = this.copyOutputNow(row).finally(() => this.copying.delete(row.id));
-    this.copying.set(row.id, work);
-    return work;
-  }
-
-  private async copyOutputNow(row: InstanceRow): Promise<void> {
-    const sizes = [fileSize(row.stdout_file), fileSize(row.stderr_file)];
-    if (sizes[0] === 0 && sizes[1] === 0) return;
-    await this.deps.db.transaction(async (trx) => {
-      const current = await trx('local_instances').where({ id: row.id }).forUpdate().first('stdout_offset', 'stderr_offset');
-      if (!current) return;
-      const streams = [
-        { file: row.stdout_file, column: 'stdout_offset', offset: Number(current.stdout_offset), level: 'info' },
-        { file: row.stderr_file, column: 'stderr_offset', offset: Number(current.stderr_offset), level: 'error' },
-      ];
-      const update: Record<string, number> = {};
-      const entries: Array<{ deployment_id: string; revision_id: string; level: string; message: string }> = [];
-      for (const stream of streams) {
-        const chunk = readCompleteLines(stream.file, stream.offset);
-        if (!chunk) continue;
-        update[stream.column] = stream.offset + chunk.bytes;
-        for (const message of chunk.lines)
-          entries.push({ deployment_id: row.deployment_id, revision_id: row.revision_id, level: stream.level, message });
+      const err = readCompleteLines(files.stderr, cursor.stderr_offset);
+      if (err) {
+        advanced.stderr_offset = cursor.stderr_offset + err.bytes;
+        lines.push(...err.lines.map((message) => ({ level: 'error' as const, message })));
       }
-      if (Object.keys(update).length === 0) return;
-      if (entries.length > 0) await trx.batchInsert('app_logs', entries, 500);
-      await trx('local_instances').where({ id: row.id }).update(update);
+      return { lines, cursor: advanced };
     });
   }
 }

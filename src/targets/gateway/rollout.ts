@@ -13,7 +13,7 @@ import { DeployFailedError, type RolloutProgress } from '../target';
 import type { InstanceRunner } from './instanceRunner';
 import { delay } from '@graphx/kit/os/processes';
 import { minScale, type RevisionSpec } from '../../pipeline/revisionSpec';
-import { liveInstances, type InstanceRow } from './instanceRows';
+import { InstanceStore, type InstanceRow } from '../../db/repositories/instances';
 
 /** The caller cancelled the rollout while it waited. */
 export class RolloutCancelledError extends Error {
@@ -65,7 +65,7 @@ export async function ensureRevisionInstances(
   progress: RolloutProgress,
 ): Promise<InstanceRow[]> {
   const wanted = minScale(spec);
-  const existing = (await liveInstances(db, spec.deploymentId)).filter((row) => row.revision_id === spec.revisionId);
+  const existing = (await new InstanceStore(db).live(spec.deploymentId)).filter((row) => row.revision_id === spec.revisionId);
   const kept: InstanceRow[] = [];
   for (const row of existing) {
     if (kept.length < wanted && (await instances.adoptable(row, spec))) {
@@ -122,17 +122,11 @@ export async function waitUntilHealthy(
 /** The route switch: this revision's instances serve, every other live one drains, the deployment points here. */
 export async function switchRoute(db: Db, spec: RevisionSpec, rows: InstanceRow[], url: string): Promise<void> {
   await db.transaction(async (trx) => {
-    await trx('local_instances')
-      .whereIn(
-        'id',
-        rows.map((row) => row.id),
-      )
-      .update({ status: 'serving', updated_at: trx.fn.now() });
-    await trx('local_instances')
-      .where({ deployment_id: spec.deploymentId })
-      .whereNot({ revision_id: spec.revisionId })
-      .whereIn('status', ['serving', 'starting'])
-      .update({ status: 'draining', updated_at: trx.fn.now() });
+    await new InstanceStore(trx).serveOnly(
+      spec.deploymentId,
+      spec.revisionId,
+      rows.map((row) => row.id),
+    );
     // DEPLOYED in the same transaction as the route; the workflow records DEPLOYED again when the activity returns
     // (an idempotent write).
     await new PipelineState(trx).markRevisionActive(spec.deploymentId, spec.revisionId, url);
@@ -148,7 +142,7 @@ export async function drainOldInstances(
   timings: RolloutTimings,
   progress: RolloutProgress,
 ): Promise<void> {
-  const draining = (await liveInstances(db, deploymentId)).filter((row) => row.status === 'draining');
+  const draining = (await new InstanceStore(db).live(deploymentId)).filter((row) => row.status === 'draining');
   if (draining.length === 0) return;
   progress.phase('draining', `Draining ${draining.length} old instance(s).`);
   await delay(timings.routeSettleMs);
