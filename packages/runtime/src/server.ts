@@ -68,6 +68,8 @@ import { createLongTermStore } from './storage/longTermStore';
 import { survivePoolConnectionLoss } from './storage/idleConnections';
 import { poolSmallRandomValues } from './randomPool';
 import { startPythonExecutor } from './python/startExecutor';
+import type { PythonExecutor } from './python/executor';
+import { pythonAppAuth } from './python/pythonAuth';
 
 export interface RuntimeOptions {
   configPath: string;
@@ -105,8 +107,13 @@ function registerSdkLogger(): void {
   (globalThis as Record<symbol, unknown>)[key] ??= logger.child({ component: 'app' });
 }
 
-async function loadAppAuth(config: ReturnType<typeof loadAppConfig>): Promise<AppAuth | null> {
+async function loadAppAuth(config: ReturnType<typeof loadAppConfig>, python: PythonExecutor | null): Promise<AppAuth | null> {
   if (!config.auth) return null;
+  if (config.auth.language === 'python') {
+    return pythonAppAuth(python!, config.auth, config.appDir).catch((error: Error) => {
+      throw new ConfigError(`auth.path: ${error.message}`);
+    });
+  }
   const exported = await importExport(config.auth);
   if (!isJsAuth(exported)) throw new ConfigError(`auth.path ${config.auth.file}:${config.auth.exportName} is not an Auth object`);
   return jsAppAuth(exported);
@@ -141,7 +148,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     await python?.close();
     throw error;
   });
-  const appAuth = await loadAppAuth(appConfig);
+  const appAuth = await loadAppAuth(appConfig, python);
   const customApp: FetchApp | null = appConfig.http.app
     ? asFetchApp(await importExport(appConfig.http.app), `${appConfig.http.app.file}:${appConfig.http.app.exportName}`)
     : null;

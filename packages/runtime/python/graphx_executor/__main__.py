@@ -15,7 +15,8 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from .graphs import Graphs
+from . import auth as app_auth
+from .graphs import Graphs, load_module
 from .rpc import Connection
 from .store import ServerStore
 
@@ -52,6 +53,18 @@ async def main() -> None:
     async def load(params: dict[str, Any]) -> Any:
         return graphs.load(params["app_dir"], params["graphs"])
 
+    auth: dict[str, Any] = {}
+
+    async def load_auth(params: dict[str, Any]) -> Any:
+        spec = params["auth"]
+        where = spec.get("module") or spec.get("file")
+        try:
+            module = load_module(params["app_dir"], spec)
+        except Exception as error:
+            raise ImportError(f"Cannot load {where}: {type(error).__name__}: {error}") from error
+        auth["object"] = app_auth.load_auth(module, spec["exportName"])
+        return {"authenticates": auth["object"]._authenticate_handler is not None}
+
     handlers = {
         "load": load,
         "stream": graphs.stream,
@@ -63,6 +76,9 @@ async def main() -> None:
         "get_graph": graphs.get_graph,
         "get_schemas": graphs.get_schemas,
         "get_subgraphs": graphs.get_subgraphs,
+        "load_auth": load_auth,
+        "authenticate": lambda params: app_auth.authenticate(auth["object"], params),
+        "authorize": lambda params: app_auth.authorize(auth["object"], params),
     }
     try:
         await connection.serve(handlers)  # type: ignore[arg-type]

@@ -18,13 +18,16 @@ from langgraph.pregel import Pregel
 from langgraph.store.base import BaseStore
 from langgraph.types import Command, Send, StateUpdate
 
+from .auth import ServerUser
 from .wire import snapshot_to_js, stream_chunk_to_js
 
 _modules: dict[str, ModuleType] = {}
 
 
-def _load_module(app_dir: str, spec: dict[str, Any]) -> ModuleType:
+def load_module(app_dir: str, spec: dict[str, Any]) -> ModuleType:
     """A file is loaded once however many graphs name it; a dotted module is imported as Python would."""
+    if app_dir not in sys.path:
+        sys.path.insert(0, app_dir)
     if spec.get("module"):
         return importlib.import_module(spec["module"])
     file = os.path.realpath(spec["file"])
@@ -55,6 +58,13 @@ def _py_config(config: dict[str, Any] | None) -> dict[str, Any]:
     if not config:
         return {}
     converted = {key: value for key, value in config.items() if key not in ("recursionLimit", "context", "signal")}
+    configurable = config.get("configurable")
+    if isinstance(configurable, dict) and any(key.endswith("_auth_user") for key in configurable):
+        # Graphs read the user as the Python server gives it: `user.identity` and `user["org_id"]` alike.
+        converted["configurable"] = {
+            key: ServerUser(value) if key.endswith("_auth_user") and isinstance(value, dict) else value
+            for key, value in configurable.items()
+        }
     if "recursionLimit" in config:
         converted["recursion_limit"] = config["recursionLimit"]
     return converted
@@ -153,7 +163,7 @@ class Graphs:
         for spec in specs:
             where = spec.get("module") or spec.get("file")
             try:
-                module = _load_module(app_dir, spec)
+                module = load_module(app_dir, spec)
             except Exception as error:
                 raise ImportError(f"Cannot load {where}: {type(error).__name__}: {error}") from error
             if not hasattr(module, spec["exportName"]):
