@@ -119,6 +119,33 @@ async function loadAppAuth(config: ReturnType<typeof loadAppConfig>, python: Pyt
   return jsAppAuth(exported);
 }
 
+/** The application's code: its Python executor (when it has Python modules), graphs, auth and custom app. */
+async function loadApplication(
+  appConfig: ReturnType<typeof loadAppConfig>,
+  databaseUri: string,
+  checkpointer: Awaited<ReturnType<typeof createTrackedPostgresSaver>>,
+  store: ReturnType<typeof createLongTermStore>,
+): Promise<{ python: PythonExecutor | null; graphs: GraphRegistry; appAuth: AppAuth | null; customApp: FetchApp | null }> {
+  const python = appConfig.python ? await startPythonExecutor(appConfig, databaseUri, store) : null;
+  try {
+    const graphs = await GraphRegistry.load(
+      appConfig.graphs,
+      checkpointer,
+      store,
+      assistantDefaultsFromEnv(),
+      python ? { executor: python, appDir: appConfig.appDir } : undefined,
+    );
+    const appAuth = await loadAppAuth(appConfig, python);
+    const customApp: FetchApp | null = appConfig.http.app
+      ? asFetchApp(await importExport(appConfig.http.app), `${appConfig.http.app.file}:${appConfig.http.app.exportName}`)
+      : null;
+    return { python, graphs, appAuth, customApp };
+  } catch (error) {
+    await python?.close();
+    throw error;
+  }
+}
+
 /**
  * Starts one runtime instance and resolves once it serves (GET /ok answers 200).
  * @throws ConfigError for a bad graphx.json, a graph or auth module that does not load.
@@ -137,21 +164,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   await ensureRuntimeSchema(pool, checkpointer, store);
 
   registerSdkLogger();
-  const python = appConfig.python ? await startPythonExecutor(appConfig, options.databaseUri, store) : null;
-  const graphs = await GraphRegistry.load(
-    appConfig.graphs,
-    checkpointer,
-    store,
-    assistantDefaultsFromEnv(),
-    python ? { executor: python, appDir: appConfig.appDir } : undefined,
-  ).catch(async (error: unknown) => {
-    await python?.close();
-    throw error;
-  });
-  const appAuth = await loadAppAuth(appConfig, python);
-  const customApp: FetchApp | null = appConfig.http.app
-    ? asFetchApp(await importExport(appConfig.http.app), `${appConfig.http.app.file}:${appConfig.http.app.exportName}`)
-    : null;
+  // A graph, auth or app that does not load stops the start with the pools closed (else the process would linger).
+  const { python, graphs, appAuth, customApp } = await loadApplication(appConfig, options.databaseUri, checkpointer, store).catch(
+    async (error: unknown) => {
+      await store.stop().catch(() => undefined);
+      await pool.end().catch(() => undefined);
+      throw error;
+    },
+  );
   const controlPlane = options.controlPlane
     ? new ControlPlaneClient(options.controlPlane.url, options.controlPlane.serviceToken, options.controlPlane.socketPath ?? null)
     : null;

@@ -56,7 +56,14 @@ export async function spawnRuntime(options: {
 }): Promise<RuntimeProcess> {
   const child = spawn(process.execPath, [path.join(projectRoot, 'bin', 'graphx.js'), ...options.args], {
     cwd: options.cwd ?? projectRoot,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', GRAPHX_LOG_LEVEL: 'warn', ...options.env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      GRAPHX_LOG_LEVEL: 'warn',
+      // One cache of Python environments for every test app: apps with the same requirements share one.
+      GRAPHX_PYTHON_ENVS_DIR: path.join(projectRoot, '.test-data', 'python-envs'),
+      ...options.env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
