@@ -70,13 +70,49 @@ export async function cloneRevision(deps: ActivityDeps, spec: RevisionSpec, prog
   }
   const env = await gitEnvironment(deps, spec, progress, await cloneDestinationConfig(repoUrl, shown, deps.config));
   const { root, src } = buildPaths(deps.config.dataDir, spec.revisionId);
+  const work = freshWorkDir(root);
+  const git = gitIn(work, env, progress);
+
+  progress.setPhase('clone', `Cloning ${shown} at ${ref}`);
+  await git(['init', '-q']);
+  await git(['remote', 'add', 'origin', repoUrl], true);
+  const sha = await fetchCommit(git, shown, ref);
+  const checkout = await git(['-c', 'advice.detachedHead=false', 'checkout', '-q', '--detach', sha]);
+  if (!checkout.ok) {
+    throw ApplicationFailure.nonRetryable(
+      `git checkout of ${ref} (${sha}) from ${shown} failed: ${checkout.output}`,
+      'CloneFailed',
+    );
+  }
+  fs.rmSync(src, { recursive: true, force: true });
+  fs.renameSync(work, src);
+  progress.line(`Checked out ${sha}`);
+  return sha;
+}
+
+/**
+ * A new directory to clone into beside the revision's `src` (renamed to it once the checkout is complete, so a
+ * half-done clone is never built); what earlier attempts left is removed first.
+ */
+function freshWorkDir(root: string): string {
   fs.mkdirSync(root, { recursive: true });
   for (const entry of fs.readdirSync(root)) {
     if (entry.startsWith('src.tmp-')) fs.rmSync(path.join(root, entry), { recursive: true, force: true });
   }
   const work = path.join(root, `src.tmp-${crypto.randomBytes(4).toString('hex')}`);
   fs.mkdirSync(work);
-  const git = async (args: string[], quiet = false) => {
+  return work;
+}
+
+/** One git command's outcome: its last output lines, secrets redacted. */
+type GitRun = (args: string[], quiet?: boolean) => Promise<{ ok: boolean; output: string }>;
+
+/**
+ * Runs git in `work` with `env`, bounded by GIT_TIMEOUT_MS and the activity's cancellation; each command and its
+ * output go to the revision's log unless `quiet`.
+ */
+function gitIn(work: string, env: Record<string, string>, progress: StepProgress): GitRun {
+  return async (args, quiet = false) => {
     const output: string[] = [];
     if (!quiet) progress.line(`$ git ${args.join(' ')}`);
     const result = await runCommand({
@@ -102,17 +138,20 @@ export async function cloneRevision(deps: ActivityDeps, spec: RevisionSpec, prog
       ),
     };
   };
+}
 
-  progress.setPhase('clone', `Cloning ${shown} at ${ref}`);
-  await git(['init', '-q']);
-  await git(['remote', 'add', 'origin', repoUrl], true);
+/**
+ * Fetches `ref` into the repository `git` runs in and returns its commit: one shallow fetch when the server serves
+ * the ref by name, else the whole history to resolve it (a short sha, or a server refusing unadvertised objects).
+ * @throws ApplicationFailure CloneFailed when the ref names no commit; see classifyFetchFailure for the rest.
+ */
+async function fetchCommit(git: GitRun, shown: string, ref: string): Promise<string> {
   let sha: string | null = null;
   const shallow = await git(['fetch', '--depth', '1', '--no-tags', 'origin', '--', ref]);
   if (shallow.ok) {
     sha = (await git(['rev-parse', 'FETCH_HEAD^{commit}'], true)).output.trim();
   } else {
     classifyFetchFailure(shallow.output, shown, ref);
-    // A short sha (or a server refusing unadvertised objects) needs the whole history to resolve.
     const full = await git(['fetch', '--no-tags', 'origin', '+refs/heads/*:refs/remotes/origin/*', '+refs/tags/*:refs/tags/*']);
     if (!full.ok) classifyFetchFailure(full.output, shown, ref, true);
     for (const candidate of [`refs/remotes/origin/${ref}`, `refs/tags/${ref}`, ref]) {
@@ -126,16 +165,6 @@ export async function cloneRevision(deps: ActivityDeps, spec: RevisionSpec, prog
   if (!sha || !/^[0-9a-f]{40,64}$/.test(sha)) {
     throw ApplicationFailure.nonRetryable(`Ref ${ref} was not found in repository ${shown}.`, 'CloneFailed');
   }
-  const checkout = await git(['-c', 'advice.detachedHead=false', 'checkout', '-q', '--detach', sha]);
-  if (!checkout.ok) {
-    throw ApplicationFailure.nonRetryable(
-      `git checkout of ${ref} (${sha}) from ${shown} failed: ${checkout.output}`,
-      'CloneFailed',
-    );
-  }
-  fs.rmSync(src, { recursive: true, force: true });
-  fs.renameSync(work, src);
-  progress.line(`Checked out ${sha}`);
   return sha;
 }
 

@@ -49,7 +49,6 @@ export async function waitForRevision(
   const { deploymentId, revisionId } = target;
   const base = `/v2/deployments/${deploymentId}/revisions/${revisionId}`;
   const started = Date.now();
-  const deadline = started + target.timeoutMs;
   const stop = new AbortController();
   let interrupted = false;
   const onSigint = () => {
@@ -59,45 +58,18 @@ export async function waitForRevision(
 
   let revision = await client.get<RevisionBody>(base);
   process.once('SIGINT', onSigint);
-  let step = '';
-  const report = () => {
-    reporter.statusChange(revision.status, revisionId, Date.now() - started);
-    const current = STEP_OF_STATUS[revision.status];
-    if (current && current !== step) reporter.step(current, revisionId);
-    step = current ?? step;
-  };
-  report();
+  const progress = trackStatus(reporter, revisionId, started);
+  progress.changed(revision.status);
   reporter.startSpinner(revision.status);
-  let lastChange = Date.now();
-  const heartbeat = setInterval(() => {
-    if (Date.now() - lastChange >= HEARTBEAT_MS) {
-      reporter.heartbeat(revision.status, Date.now() - started);
-      lastChange = Date.now();
-    }
-  }, 1000);
   const logs = reporter.wantsLogs ? followLogs(client, reporter, base, () => revision.status, stop.signal) : null;
 
   try {
-    while (exitCodeOfStatus(revision.status) === null && !stop.signal.aborted) {
-      const remainingS = Math.ceil((deadline - Date.now()) / 1000);
-      if (remainingS <= 0) break;
-      const seconds = Math.max(1, Math.min(LONG_POLL_S, remainingS));
-      const query = `?wait_for_change_from=${revision.status}&timeout=${seconds}`;
-      let next: RevisionBody;
-      try {
-        next = await client.get<RevisionBody>(`${base}${query}`, stop.signal);
-      } catch (error) {
-        if (stop.signal.aborted) break;
-        throw error;
-      }
-      if (next.status !== revision.status) {
-        revision = next;
-        lastChange = Date.now();
-        report();
-      }
-    }
+    await longPollUntilSettled(client, base, revision, { deadline: started + target.timeoutMs, signal: stop.signal }, (next) => {
+      revision = next;
+      progress.changed(next.status);
+    });
   } finally {
-    clearInterval(heartbeat);
+    progress.stop();
     process.removeListener('SIGINT', onSigint);
     stop.abort();
     await logs;
@@ -124,6 +96,64 @@ export async function waitForRevision(
     return EXIT.timedOut;
   }
   return finish(client, reporter, revision, code);
+}
+
+/**
+ * Reports each status change (and the pipeline step it starts) and, while nothing changes, a heartbeat every
+ * HEARTBEAT_MS so a CI log shows the wait is alive. `stop` ends the heartbeat.
+ */
+function trackStatus(reporter: Reporter, revisionId: string, started: number) {
+  let status = '';
+  let step = '';
+  let lastChange = Date.now();
+  const heartbeat = setInterval(() => {
+    if (Date.now() - lastChange >= HEARTBEAT_MS) {
+      reporter.heartbeat(status, Date.now() - started);
+      lastChange = Date.now();
+    }
+  }, 1000);
+  return {
+    changed(next: string): void {
+      status = next;
+      lastChange = Date.now();
+      reporter.statusChange(status, revisionId, Date.now() - started);
+      const current = STEP_OF_STATUS[status];
+      if (current && current !== step) reporter.step(current, revisionId);
+      step = current ?? step;
+    },
+    stop: () => clearInterval(heartbeat),
+  };
+}
+
+/**
+ * Long-polls GET revision until its status is final, `deadline` passes or `signal` fires; `onChange` is told each new
+ * status. Each poll is held at most LONG_POLL_S (and never past the deadline).
+ */
+async function longPollUntilSettled(
+  client: ApiClient,
+  base: string,
+  first: RevisionBody,
+  until: { deadline: number; signal: AbortSignal },
+  onChange: (revision: RevisionBody) => void,
+): Promise<void> {
+  let revision = first;
+  while (exitCodeOfStatus(revision.status) === null && !until.signal.aborted) {
+    const remainingS = Math.ceil((until.deadline - Date.now()) / 1000);
+    if (remainingS <= 0) break;
+    const seconds = Math.max(1, Math.min(LONG_POLL_S, remainingS));
+    const query = `?wait_for_change_from=${revision.status}&timeout=${seconds}`;
+    let next: RevisionBody;
+    try {
+      next = await client.get<RevisionBody>(`${base}${query}`, until.signal);
+    } catch (error) {
+      if (until.signal.aborted) break;
+      throw error;
+    }
+    if (next.status !== revision.status) {
+      revision = next;
+      onChange(next);
+    }
+  }
 }
 
 async function finish(client: ApiClient, reporter: Reporter, revision: RevisionBody, code: number): Promise<number> {

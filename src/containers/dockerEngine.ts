@@ -1,12 +1,15 @@
 /**
  * ContainerEngine over the Docker Engine API (dockerode) on a unix socket: Docker Engine on a user's host, or
  * `podman system service` (podmanService.ts) here. Every container it runs drops all capabilities and sets
- * `no-new-privileges`, so no caller can forget them.
+ * `no-new-privileges` (dockerContainers.ts), so no caller can forget them.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
+import { containerCreateOptions, containerInfoOf } from './dockerContainers';
+import { engineError, messageOf, statusOf } from './dockerErrors';
+import { demultiplex, lastLogLines, timestampedLogLines } from './dockerLogs';
 import {
   ContainerEngineError,
   type BuildImageOptions,
@@ -14,7 +17,6 @@ import {
   type ContainerInfo,
   type ContainerLogLine,
   type ContainerSpec,
-  type ContainerState,
   type ImageInfo,
   type NetworkAddresses,
   type RegistryAuth,
@@ -249,37 +251,8 @@ export class DockerEngine implements ContainerEngine {
   }
 
   async runContainer(spec: ContainerSpec): Promise<ContainerInfo> {
-    const port = spec.publish ? `${spec.publish.containerPort}/tcp` : null;
     try {
-      const container = await this.docker.createContainer({
-        name: spec.name,
-        Image: spec.image,
-        Cmd: spec.cmd,
-        Env: Object.entries(spec.env ?? {}).map(([name, value]) => `${name}=${value}`),
-        Labels: spec.labels ?? {},
-        User: spec.user,
-        WorkingDir: spec.workingDir,
-        ExposedPorts: port ? { [port]: {} } : undefined,
-        HostConfig: {
-          PortBindings: port
-            ? { [port]: [{ HostIp: '127.0.0.1', HostPort: spec.publish!.hostPort ? String(spec.publish!.hostPort) : '' }] }
-            : undefined,
-          Binds: (spec.mounts ?? []).map((m) => `${m.source}:${m.target}${m.readOnly ? ':ro' : ''}`),
-          ReadonlyRootfs: spec.readOnlyRootfs ?? false,
-          Tmpfs: spec.tmpfs,
-          Memory: spec.memoryMb ? spec.memoryMb * 1024 * 1024 : undefined,
-          // Without swap equal to memory, podman lets a container page out past its limit instead of being killed.
-          MemorySwap: spec.memoryMb ? spec.memoryMb * 1024 * 1024 : undefined,
-          MemoryReservation: spec.memoryReservationMb ? spec.memoryReservationMb * 1024 * 1024 : undefined,
-          NanoCpus: spec.cpus ? Math.round(spec.cpus * 1e9) : undefined,
-          CpuShares: spec.cpuShares,
-          PidsLimit: spec.pidsLimit,
-          NetworkMode: spec.network,
-          Ulimits: this.ulimits.map((limit) => ({ Name: limit.name, Soft: limit.soft, Hard: limit.hard })),
-          CapDrop: ['ALL'],
-          SecurityOpt: ['no-new-privileges'],
-        },
-      });
+      const container = await this.docker.createContainer(containerCreateOptions(spec, this.ulimits));
       await container.start();
       return (await this.inspectContainer(container.id))!;
     } catch (error) {
@@ -289,19 +262,7 @@ export class DockerEngine implements ContainerEngine {
 
   async inspectContainer(idOrName: string): Promise<ContainerInfo | null> {
     try {
-      const info = await this.docker.getContainer(idOrName).inspect();
-      const ports = Object.values(info.NetworkSettings?.Ports ?? {}).flat();
-      const hostPort = ports.find((binding) => binding?.HostPort)?.HostPort;
-      return {
-        id: info.Id,
-        name: info.Name.replace(/^\//, ''),
-        image: info.Config.Image,
-        state: info.State.Status as ContainerState,
-        exitCode: info.State.Running ? null : info.State.ExitCode,
-        oomKilled: info.State.OOMKilled,
-        labels: info.Config.Labels ?? {},
-        hostPort: hostPort ? Number(hostPort) : null,
-      };
+      return containerInfoOf(await this.docker.getContainer(idOrName).inspect());
     } catch (error) {
       if (statusOf(error) === 404) return null;
       throw engineError(`inspect container ${idOrName}`, error);
@@ -347,16 +308,10 @@ export class DockerEngine implements ContainerEngine {
     const raw = (await this.docker
       .getContainer(idOrName)
       .logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer;
-    const text = demultiplex(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw)));
-    const lines = text.split('\n');
-    const last = lines.at(-1) === '' ? lines.slice(0, -1) : lines;
-    return last.slice(-tail).join('\n') + (text.endsWith('\n') ? '\n' : '');
+    return lastLogLines(demultiplex(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw))), tail);
   }
 
-  /**
-   * Frames of both streams with their timestamps; a frame without a newline is part of a longer line (podman splits
-   * lines it read in pieces), joined with the stream's next frames. An unfinished last line is left for the next call.
-   */
+  /** Both streams' lines since `sinceSecond`, with the second each was written (see timestampedLogLines). */
   async containerLogLines(idOrName: string, sinceSecond: number): Promise<ContainerLogLine[]> {
     let raw: Buffer;
     try {
@@ -368,27 +323,7 @@ export class DockerEngine implements ContainerEngine {
       if (statusOf(error) === 404) return [];
       throw engineError(`logs of ${idOrName}`, error);
     }
-    const lines: ContainerLogLine[] = [];
-    const open = new Map<number, ContainerLogLine>();
-    let offset = 0;
-    while (offset + 8 <= raw.length) {
-      const kind = raw[offset] as number;
-      const length = raw.readUInt32BE(offset + 4);
-      const frame = raw.subarray(offset + 8, offset + 8 + length).toString('utf8');
-      offset += 8 + length;
-      const space = frame.indexOf(' ');
-      const second = Math.floor(Date.parse(frame.slice(0, space)) / 1000);
-      const text = frame.slice(space + 1);
-      const pending = open.get(kind) ?? { stream: kind === 2 ? 'stderr' : 'stdout', second, text: '' };
-      pending.text += text;
-      if (!text.endsWith('\n')) {
-        open.set(kind, pending);
-        continue;
-      }
-      open.delete(kind);
-      for (const part of pending.text.slice(0, -1).split('\n')) lines.push({ ...pending, text: part.replace(/\r$/, '') });
-    }
-    return lines;
+    return timestampedLogLines(raw);
   }
 
   private async requireImage(ref: string): Promise<ImageInfo> {
@@ -413,36 +348,4 @@ export class DockerEngine implements ContainerEngine {
       );
     });
   }
-}
-
-/**
- * A non-tty container's log is framed: 8-byte header (stream, 3 zero bytes, big-endian length) then the payload.
- * Unframed text (a tty container, or an engine that does not frame) is returned as it is.
- */
-export function demultiplex(raw: Buffer): string {
-  const parts: Buffer[] = [];
-  let offset = 0;
-  while (offset + 8 <= raw.length) {
-    const kind = raw[offset];
-    if ((kind !== 0 && kind !== 1 && kind !== 2) || raw.readUIntBE(offset + 1, 3) !== 0) return raw.toString('utf8');
-    const length = raw.readUInt32BE(offset + 4);
-    parts.push(raw.subarray(offset + 8, offset + 8 + length));
-    offset += 8 + length;
-  }
-  return offset === 0 && raw.length > 0 ? raw.toString('utf8') : Buffer.concat(parts).toString('utf8');
-}
-
-function statusOf(error: unknown): number | null {
-  const status = (error as { statusCode?: unknown }).statusCode;
-  return typeof status === 'number' ? status : null;
-}
-
-function messageOf(error: unknown): string {
-  const json = (error as { json?: { message?: string } }).json;
-  return (json?.message ?? (error as Error).message ?? String(error)).trim();
-}
-
-function engineError(what: string, error: unknown): ContainerEngineError {
-  if (error instanceof ContainerEngineError) return error;
-  return new ContainerEngineError(`${what}: ${messageOf(error)}`, statusOf(error));
 }

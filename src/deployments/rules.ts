@@ -4,7 +4,14 @@
  */
 import type { GraphxConfig } from '../config';
 import { InputError } from '@graphx/kit/errors';
-import { MASKED_SECRET, type DeploymentSource, type Secret, type SourceConfig, type SourceRevisionConfig } from './schemas';
+import {
+  MASKED_SECRET,
+  type DeploymentSource,
+  type PatchDeploymentRequest,
+  type Secret,
+  type SourceConfig,
+  type SourceRevisionConfig,
+} from './schemas';
 
 const SOURCES_BY_MODE: Record<GraphxConfig['deploymentMode'], DeploymentSource[]> = {
   cloud: ['codehost', 'internal_docker'],
@@ -124,4 +131,52 @@ export function checkCustomUrl(config: GraphxConfig, url: string | null | undefi
     );
   }
   return url;
+}
+
+/**
+ * A deployment's source config after a PATCH. `name` and `source` and the immutable fields stay as they are (an
+ * InputError when the patch changes them); null means "not given" (clients echo GET bodies); resource_spec replaces as
+ * a whole; custom_url is checked like at creation.
+ */
+export function patchedSourceConfig(
+  config: GraphxConfig,
+  deployment: { name: string; source: string; sourceConfig: SourceConfig; url: string | null },
+  request: PatchDeploymentRequest,
+): SourceConfig {
+  for (const field of ['name', 'source'] as const) {
+    const value = request[field];
+    if (value !== undefined && value !== null && value !== deployment[field]) {
+      throw new InputError(`Field '${field}' cannot be changed after creation.`);
+    }
+  }
+  const patchConfig = request.source_config ?? {};
+  assertImmutableUnchanged(deployment.sourceConfig, patchConfig);
+  const sourceConfig: SourceConfig = { ...deployment.sourceConfig };
+  for (const [key, value] of Object.entries(patchConfig)) {
+    if (value !== null && value !== undefined && key !== 'custom_url') (sourceConfig as Record<string, unknown>)[key] = value;
+  }
+  // A GET body echoed back carries the gateway URL the server shows as custom_url: that is no change.
+  if (patchConfig.custom_url && patchConfig.custom_url !== deployment.url) {
+    sourceConfig.custom_url = checkCustomUrl(config, patchConfig.custom_url);
+  }
+  return sourceConfig;
+}
+
+/** True when a PATCH changes what runs, so it needs a new revision (`revisionPatch`: its revision fields given). */
+export function patchNeedsRevision(
+  request: PatchDeploymentRequest,
+  revisionPatch: SourceRevisionConfig,
+  before: SourceConfig,
+  after: SourceConfig,
+): boolean {
+  // What is built changes with the install and build commands: a fixed command must build again (CONTRACT §2.2).
+  const buildChanged = (['install_command', 'build_command'] as const).some(
+    (field) => (after[field] ?? null) !== (before[field] ?? null),
+  );
+  return (
+    Object.keys(revisionPatch).length > 0 ||
+    (request.secrets !== undefined && request.secrets !== null) ||
+    Boolean(request.source_config?.resource_spec) ||
+    buildChanged
+  );
 }

@@ -14,12 +14,13 @@ import { writeOutboxMessage } from '../pipeline/outbox';
 import type { OutboxMessage } from '../pipeline/deploymentWorkflowClient';
 import type { SecretBox } from '../security/secretBox';
 import {
-  assertImmutableUnchanged,
   assertSecretsAllowed,
   assertSourceAllowed,
   checkCustomUrl,
   checkSourceConfiguration,
   mergeSecrets,
+  patchedSourceConfig,
+  patchNeedsRevision,
 } from './rules';
 import type { CreateDeploymentRequest, PatchDeploymentRequest, Secret, SourceConfig, SourceRevisionConfig } from './schemas';
 import { deploymentView } from './views';
@@ -75,32 +76,9 @@ export class DeploymentService {
     // retries once and then gets the suffixed path instead of a 409 about a name it does not have.
     for (let attempt = 1; ; attempt += 1) {
       try {
-        await db.transaction(async (trx) => {
-          if (sourceConfig.integration_id) await assertIntegrationExists(trx, tenantId, sourceConfig.integration_id);
-          const deployments = new DeploymentRepository(trx);
-          if (await deployments.existsByName(tenantId, request.name)) {
-            throw new ConflictError(`A deployment named '${request.name}' already exists.`);
-          }
-          const tracingProjectId = await new TracingRepository(trx).createForDeployment(tenantId, request.name, deploymentId);
-          await deployments.insert({
-            id: deploymentId,
-            tenantId,
-            name: request.name,
-            source: request.source,
-            sourceConfig,
-            imageVersion: request.image_version ?? null,
-            tracingProjectId,
-            routeKey: await deployments.freeRouteKey(request.name, deploymentId),
-          });
-          await this.addRevision(
-            trx,
-            { id: deploymentId, tenantId, name: request.name, source: request.source },
-            sourceConfig,
-            revisionConfig,
-            request.secrets,
-            { warnings },
-          );
-        });
+        await db.transaction((trx) =>
+          this.insertDeployment(trx, tenantId, deploymentId, { request, sourceConfig, revisionConfig, warnings }),
+        );
         break;
       } catch (error) {
         const { code, constraint } = error as { code?: string; constraint?: string };
@@ -114,6 +92,48 @@ export class DeploymentService {
     }
     this.pokeOutbox();
     return { ...(await this.get(tenantId, deploymentId)), warnings };
+  }
+
+  /**
+   * The deployment's rows, in the caller's transaction: its tracing project (same name), the deployment on a free
+   * gateway path, and its first revision with the outbox row that starts the pipeline.
+   */
+  private async insertDeployment(
+    trx: DbOrTx,
+    tenantId: string,
+    deploymentId: string,
+    checked: {
+      request: CreateDeploymentRequest;
+      sourceConfig: SourceConfig;
+      revisionConfig: SourceRevisionConfig;
+      warnings: string[];
+    },
+  ): Promise<void> {
+    const { request, sourceConfig, revisionConfig, warnings } = checked;
+    if (sourceConfig.integration_id) await assertIntegrationExists(trx, tenantId, sourceConfig.integration_id);
+    const deployments = new DeploymentRepository(trx);
+    if (await deployments.existsByName(tenantId, request.name)) {
+      throw new ConflictError(`A deployment named '${request.name}' already exists.`);
+    }
+    const tracingProjectId = await new TracingRepository(trx).createForDeployment(tenantId, request.name, deploymentId);
+    await deployments.insert({
+      id: deploymentId,
+      tenantId,
+      name: request.name,
+      source: request.source,
+      sourceConfig,
+      imageVersion: request.image_version ?? null,
+      tracingProjectId,
+      routeKey: await deployments.freeRouteKey(request.name, deploymentId),
+    });
+    await this.addRevision(
+      trx,
+      { id: deploymentId, tenantId, name: request.name, source: request.source },
+      sourceConfig,
+      revisionConfig,
+      request.secrets,
+      { warnings },
+    );
   }
 
   /** What the resource_spec checks know of where revisions run. */
@@ -138,67 +158,8 @@ export class DeploymentService {
   }
 
   async patch(tenantId: string, deploymentId: string, request: PatchDeploymentRequest): Promise<Record<string, unknown>> {
-    let warnings: string[] = [];
-    await this.deps.db
-      .transaction(async (trx) => {
-        const deployments = new DeploymentRepository(trx);
-        const deployment = await deployments.find(tenantId, deploymentId, { forUpdate: true });
-        if (!deployment) throw deploymentNotFound(deploymentId);
-        if (deployment.status === 'AWAITING_DELETE') throw new ConflictError(`Deployment ID ${deploymentId} is being deleted.`);
-        for (const field of ['name', 'source'] as const) {
-          const value = request[field];
-          if (value !== undefined && value !== null && value !== deployment[field]) {
-            throw new InputError(`Field '${field}' cannot be changed after creation.`);
-          }
-        }
-        const patchConfig = request.source_config ?? {};
-        assertImmutableUnchanged(deployment.sourceConfig, patchConfig);
-        const sourceConfig: SourceConfig = { ...deployment.sourceConfig };
-        for (const [key, value] of Object.entries(patchConfig)) {
-          // null means "not given" (clients echo GET bodies); resource_spec replaces as a whole.
-          if (value !== null && value !== undefined && key !== 'custom_url')
-            (sourceConfig as Record<string, unknown>)[key] = value;
-        }
-        // A GET body echoed back carries the gateway URL the server shows as custom_url: that is no change.
-        if (patchConfig.custom_url && patchConfig.custom_url !== deployment.url) {
-          sourceConfig.custom_url = checkCustomUrl(this.deps.config, patchConfig.custom_url);
-        }
-        warnings = checkResourceSpec(sourceConfig, this.resourcePolicy());
-
-        const latest = deployment.latestRevisionId
-          ? await new RevisionRepository(trx).find(deploymentId, deployment.latestRevisionId)
-          : null;
-        const revisionPatch = Object.fromEntries(
-          Object.entries(request.source_revision_config ?? {}).filter(([, value]) => value !== null && value !== undefined),
-        ) as SourceRevisionConfig;
-        // What is built changes with the install and build commands: a fixed command must build again (CONTRACT §2.2).
-        const buildChanged = (['install_command', 'build_command'] as const).some(
-          (field) => (sourceConfig[field] ?? null) !== (deployment.sourceConfig[field] ?? null),
-        );
-        const needsRevision =
-          Object.keys(revisionPatch).length > 0 ||
-          (request.secrets !== undefined && request.secrets !== null) ||
-          Boolean(patchConfig.resource_spec) ||
-          buildChanged;
-
-        await deployments.update(deploymentId, {
-          sourceConfig,
-          imageVersion: request.image_version === undefined ? undefined : request.image_version,
-        });
-        if (!needsRevision) return;
-        if (deployment.source === 'codehost' && revisionPatch.image_uri) {
-          throw new InputError("source_revision_config.image_uri must be null for a 'codehost' deployment.");
-        }
-        const storedSecrets = latest ? this.decryptSecrets(latest) : [];
-        let secrets = storedSecrets;
-        if (request.secrets) {
-          assertSecretsAllowed(request.secrets);
-          secrets = mergeSecrets(storedSecrets, request.secrets);
-        }
-        const revisionConfig = { ...(latest?.sourceRevisionConfig ?? {}), ...revisionPatch };
-        delete revisionConfig.repo_commit_sha;
-        await this.addRevision(trx, deployment, sourceConfig, revisionConfig, secrets, { warnings });
-      })
+    const warnings = await this.deps.db
+      .transaction((trx) => this.applyPatch(trx, tenantId, deploymentId, request))
       .catch((error: { code?: string; constraint?: string }) => {
         if (error.code === PG_UNIQUE_VIOLATION && error.constraint === CUSTOM_URL_INDEX) {
           throw customUrlTaken(request.source_config?.custom_url);
@@ -207,6 +168,51 @@ export class DeploymentService {
       });
     this.pokeOutbox();
     return { ...(await this.get(tenantId, deploymentId)), warnings };
+  }
+
+  /**
+   * The patch, in the caller's transaction: the deployment's new source config, and a new revision when what runs
+   * changes (revision config, secrets, resource_spec, install or build command). Returns the resource_spec warnings.
+   */
+  private async applyPatch(
+    trx: DbOrTx,
+    tenantId: string,
+    deploymentId: string,
+    request: PatchDeploymentRequest,
+  ): Promise<string[]> {
+    const deployments = new DeploymentRepository(trx);
+    const deployment = await deployments.find(tenantId, deploymentId, { forUpdate: true });
+    if (!deployment) throw deploymentNotFound(deploymentId);
+    if (deployment.status === 'AWAITING_DELETE') throw new ConflictError(`Deployment ID ${deploymentId} is being deleted.`);
+    const sourceConfig = patchedSourceConfig(this.deps.config, deployment, request);
+    const warnings = checkResourceSpec(sourceConfig, this.resourcePolicy());
+
+    const latest = deployment.latestRevisionId
+      ? await new RevisionRepository(trx).find(deploymentId, deployment.latestRevisionId)
+      : null;
+    const revisionPatch = Object.fromEntries(
+      Object.entries(request.source_revision_config ?? {}).filter(([, value]) => value !== null && value !== undefined),
+    ) as SourceRevisionConfig;
+    const needsRevision = patchNeedsRevision(request, revisionPatch, deployment.sourceConfig, sourceConfig);
+
+    await deployments.update(deploymentId, {
+      sourceConfig,
+      imageVersion: request.image_version === undefined ? undefined : request.image_version,
+    });
+    if (!needsRevision) return warnings;
+    if (deployment.source === 'codehost' && revisionPatch.image_uri) {
+      throw new InputError("source_revision_config.image_uri must be null for a 'codehost' deployment.");
+    }
+    const storedSecrets = latest ? this.decryptSecrets(latest) : [];
+    let secrets = storedSecrets;
+    if (request.secrets) {
+      assertSecretsAllowed(request.secrets);
+      secrets = mergeSecrets(storedSecrets, request.secrets);
+    }
+    const revisionConfig = { ...(latest?.sourceRevisionConfig ?? {}), ...revisionPatch };
+    delete revisionConfig.repo_commit_sha;
+    await this.addRevision(trx, deployment, sourceConfig, revisionConfig, secrets, { warnings });
+    return warnings;
   }
 
   /** A new revision with an older revision's configuration (rollback). */

@@ -5,69 +5,23 @@
  * ends what its dead predecessor left (its records in `<data>/run`), serves, finishes the revision with one instance;
  * and since the worker is a process of its own, a stopped (SIGSTOP) worker leaves the API and the gateway answering.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { findFreePort } from '@graphx/kit/net/ports';
 import { isProcessAlive } from '@graphx/kit/os/processes';
 import { makeDataDir } from '../support/env';
 import { createGitRepo, type GitRepo } from '../support/gitRepos';
+import {
+  apiCall,
+  graphxStart,
+  instancesOf,
+  recordedPid,
+  stackPorts,
+  until,
+  type StartedStack as Started,
+} from '../support/graphxStart';
 import { streamEchoRun } from '../support/pipelineStack';
 
-const root = path.resolve(__dirname, '..', '..');
-const FIXTURE = path.join(root, 'test', 'fixtures', 'apps', 'pipeline-echo');
-
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-  api: string;
-  key: string;
-}
-
-async function until(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return false;
-}
-
-/** `graphx start` with its own PostgreSQL and Temporal dev server (the process runner), on fixed free ports. */
-async function graphxStart(dataDir: string, ports: Record<string, string>): Promise<Started> {
-  const child = spawn(process.execPath, [path.join(root, 'bin', 'graphx.js'), 'start'], {
-    cwd: root,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, GRAPHX_DATA_DIR: dataDir, GRAPHX_RUNNER: 'process', ...ports },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk) => (output += chunk));
-  child.stderr?.on('data', (chunk) => (output += chunk));
-  await until(() => output.includes('Press Ctrl-C to stop.') || child.exitCode !== null, 180_000);
-  if (!output.includes('Press Ctrl-C to stop.')) throw new Error(`graphx start did not start:\n${output}`);
-  const key = fs.readFileSync(path.join(dataDir, 'api-key'), 'utf8').trim();
-  return { child, output: () => output, api: `http://127.0.0.1:${ports.PORT}`, key };
-}
-
-function recordedPid(dataDir: string, role: string): number {
-  return (JSON.parse(fs.readFileSync(path.join(dataDir, 'run', `${role}.json`), 'utf8')) as { pid: number }).pid;
-}
-
-/** Live app instances of a deployment: the processes whose environment names it. */
-function instancesOf(deploymentId: string): number[] {
-  return fs
-    .readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-        return environ.includes(`GRAPHX_DEPLOYMENT_ID=${deploymentId}`) && isProcessAlive(Number(pid));
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
+const FIXTURE = path.resolve(__dirname, '..', 'fixtures', 'apps', 'pipeline-echo');
 
 const started: Started[] = [];
 afterAll(() => {
@@ -81,27 +35,12 @@ describe('graphx start after a crash of its main process, and with a stopped wor
   let repo: GitRepo;
   let deploymentId: string;
 
-  const api = async (method: string, urlPath: string, body?: unknown) => {
-    const response = await fetch(`${stack.api}${urlPath}`, {
-      method,
-      headers: { 'X-Api-Key': stack.key, 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: response.status, body: (await response.json()) as any };
-  };
+  const api = (method: string, urlPath: string, body?: unknown) => apiCall(stack, method, urlPath, body);
   const revisionStatus = async (revisionId: string) =>
     (await api('GET', `/v2/deployments/${deploymentId}/revisions/${revisionId}`)).body.status as string;
 
   beforeAll(async () => {
-    ports = {};
-    for (const name of [
-      'PORT',
-      'GRAPHX_GATEWAY_PORT',
-      'GRAPHX_TEMPORAL_PORT',
-      'GRAPHX_TEMPORAL_UI_PORT',
-      'GRAPHX_WORKER_METRICS_PORT',
-    ])
-      ports[name] = String(await findFreePort());
+    ports = await stackPorts();
     stack = await graphxStart(dataDir, ports);
     started.push(stack);
     repo = createGitRepo(FIXTURE);
@@ -167,7 +106,9 @@ describe('graphx start after a crash of its main process, and with a stopped wor
     await exited;
     expect(await until(() => instancesOf(deploymentId).length === 0, 30_000)).toBe(true);
     expect(
-      ['postgres', 'temporal', 'worker'].map((role) => recordedPid(dataDir, role)).filter((pid) => isProcessAlive(pid)),
+      (['postgres', 'temporal', 'worker'] as const)
+        .map((role) => recordedPid(dataDir, role))
+        .filter((pid) => isProcessAlive(pid)),
     ).toEqual([]);
   }, 60_000);
 });

@@ -74,17 +74,25 @@ function serveWithBackend(reposDir: string, request: http.IncomingMessage, respo
  * Starts the server. Requests without the token get 401 with a Basic challenge, so a git without credentials fails
  * (with `GIT_TERMINAL_PROMPT=0`) instead of prompting.
  */
-export async function startGitHttpServer(options: { reposDir: string; requiredToken: string }): Promise<GitHttpServer> {
+export async function startGitHttpServer(options: {
+  reposDir: string;
+  /** Without it, anyone may clone (a public repository). */
+  requiredToken?: string;
+  /** Milliseconds to wait before answering each request (a slow code host); read at each request. */
+  delayMs?: () => number;
+}): Promise<GitHttpServer> {
   const requests: GitHttpServer['requests'] = [];
   const server = http.createServer((request, response) => {
-    const authorized = isAuthorized(request.headers.authorization, options.requiredToken);
+    const authorized = options.requiredToken === undefined || isAuthorized(request.headers.authorization, options.requiredToken);
     requests.push({ method: request.method ?? 'GET', path: request.url ?? '/', authorized });
     if (!authorized) {
       response.writeHead(401, { 'WWW-Authenticate': 'Basic realm="graphx-test-git"', 'Content-Type': 'text/plain' });
       response.end('Authentication required\n');
       return;
     }
-    serveWithBackend(options.reposDir, request, response);
+    const delayMs = options.delayMs?.() ?? 0;
+    if (delayMs > 0) setTimeout(() => serveWithBackend(options.reposDir, request, response), delayMs);
+    else serveWithBackend(options.reposDir, request, response);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };

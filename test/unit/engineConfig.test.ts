@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { clampLimits, writeEngineConfig } from '../../src/containers/engineConfig';
-import { demultiplex } from '../../src/containers/dockerEngine';
+import { demultiplex } from '../../src/containers/dockerLogs';
 
 describe('container engine configuration', () => {
   it('writes runc, cgroupfs and explicit ulimits into its own containers.conf and a storage.conf under its store', () => {

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { dockerfileLines } from '@graphx/contract/graphxConfig';
-import { buildEnvFile, registryAuthFor, registryHost, revisionDockerfiles } from '../../src/containers/revisionImages';
+import { registryAuthFor, registryHost } from '../../src/containers/registryAuth';
+import { buildEnvFile, revisionDockerfiles } from '../../src/containers/revisionBuildContext';
 
 const base = {
   runtimeImage: 'localhost/graphx-runtime:1-abc',

@@ -7,7 +7,8 @@
 import path from 'node:path';
 import type { GraphxConfig } from '../../config';
 import { ContainerEngineError } from '../../containers/engine';
-import { ImagePullError, registryAuthFor, RevisionImages } from '../../containers/revisionImages';
+import { registryAuthFor } from '../../containers/registryAuth';
+import { ImagePullError, RevisionImages, type BuildRevisionImageOptions } from '../../containers/revisionImages';
 import type { Db } from '../../db/knex';
 import { buildPaths, isImageSource, type RevisionSpec } from '../../pipeline/revisionSpec';
 import { DEFAULT_NODE_MAJOR } from '@graphx/contract/graphxConfig';
@@ -21,7 +22,7 @@ import {
   type RevisionBuilder,
 } from '../builder';
 import { defaultInstallCommand, wantsYarnBerry } from '../packageManagers';
-import { watchForStall } from '../stallWatch';
+import { watchForStall, type StallWatch } from '../stallWatch';
 
 export interface ImageBuilderOptions {
   config: Pick<GraphxConfig, 'dataDir' | 'buildTimeoutSeconds' | 'buildStallSeconds'>;
@@ -38,14 +39,11 @@ export class ImageBuilder implements RevisionBuilder {
   }
 
   /** Builds the revision's clone into its image. */
-  async build(spec: RevisionSpec, { configFile, config }: AppToBuild, context: BuildContext): Promise<void> {
+  async build(spec: RevisionSpec, app: AppToBuild, context: BuildContext): Promise<void> {
     const { progress } = context;
     const { dataDir, buildStallSeconds, buildTimeoutSeconds } = this.options.config;
-    const nodeMajor = config.nodeMajor ?? DEFAULT_NODE_MAJOR;
+    const nodeMajor = app.config.nodeMajor ?? DEFAULT_NODE_MAJOR;
     const { root, src } = buildPaths(dataDir, spec.revisionId);
-    const appDir = path.dirname(configFile);
-    const custom = spec.sourceConfig.install_command ?? null;
-    const lockInstall = custom ? null : defaultInstallCommand(appDir);
     const tag = RevisionImages.tagFor(spec.deploymentId, spec.revisionId);
     let buildId: string | null = null;
     const stall = watchForStall(progress, {
@@ -68,15 +66,7 @@ export class ImageBuilder implements RevisionBuilder {
           repoDir: src,
           stagingDir: path.join(root, 'context'),
           tag,
-          dockerfile: {
-            appSubdir: path.relative(src, appDir),
-            configPath: path.relative(src, configFile),
-            lockInstall,
-            customInstall: custom,
-            buildCommand: spec.sourceConfig.build_command ?? null,
-            dockerfileLines: config.dockerfileLines,
-            yarnBerry: lockInstall?.startsWith('yarn') === true && wantsYarnBerry(appDir),
-          },
+          dockerfile: dockerfileInput(spec, src, app),
           secrets: spec.secrets,
           labels: { [IMAGE_LABELS.deploymentId]: spec.deploymentId, [IMAGE_LABELS.revisionId]: spec.revisionId },
           onOutput: (line) => progress.line(line),
@@ -86,21 +76,7 @@ export class ImageBuilder implements RevisionBuilder {
         }),
       );
     } catch (error) {
-      if (context.cancelled.aborted) {
-        progress.line('Cancelled: the image build was stopped.', 'warn');
-        throw new BuildCancelled('The image build was cancelled.');
-      }
-      if (stall.message) {
-        progress.line(stall.message, 'error');
-        throw new BuildFailed(progress.redact(stall.message));
-      }
-      if (!(error instanceof ContainerEngineError)) throw error;
-      const why = signal.aborted
-        ? `did not finish within the ${buildTimeoutSeconds} s build time limit`
-        : `failed: ${progress.redact(error.message)}`;
-      const message = `The image build of ${tag} ${why}: ${progress.lastLines(10).join('\n') || '(no output)'}`;
-      progress.line(message, 'error');
-      throw new BuildFailed(message);
+      throw buildFailure(error, { context, stall, signal, tag, buildTimeoutSeconds });
     } finally {
       stall.stop();
     }
@@ -176,6 +152,53 @@ export class ImageBuilder implements RevisionBuilder {
   removeDeploymentArtefacts(deploymentId: string, revisionIds: string[]): Promise<void> {
     return this.images.removeBuiltImages(deploymentId, revisionIds);
   }
+}
+
+/** What the revision image's Dockerfiles are generated from: graphx.json's place in the clone and its build settings. */
+function dockerfileInput(
+  spec: RevisionSpec,
+  src: string,
+  { configFile, config }: AppToBuild,
+): BuildRevisionImageOptions['dockerfile'] {
+  const appDir = path.dirname(configFile);
+  const custom = spec.sourceConfig.install_command ?? null;
+  const lockInstall = custom ? null : defaultInstallCommand(appDir);
+  return {
+    appSubdir: path.relative(src, appDir),
+    configPath: path.relative(src, configFile),
+    lockInstall,
+    customInstall: custom,
+    buildCommand: spec.sourceConfig.build_command ?? null,
+    dockerfileLines: config.dockerfileLines,
+    yarnBerry: lockInstall?.startsWith('yarn') === true && wantsYarnBerry(appDir),
+  };
+}
+
+/**
+ * The error an image build that did not finish ends with, said in the build log too: cancelled (not a failure), stalled,
+ * out of time, or the engine's message with the output's last lines. An error that is not the engine's is a bug and
+ * passes unchanged.
+ */
+function buildFailure(
+  error: unknown,
+  why: { context: BuildContext; stall: StallWatch; signal: AbortSignal; tag: string; buildTimeoutSeconds: number },
+): unknown {
+  const { progress } = why.context;
+  if (why.context.cancelled.aborted) {
+    progress.line('Cancelled: the image build was stopped.', 'warn');
+    return new BuildCancelled('The image build was cancelled.');
+  }
+  if (why.stall.message) {
+    progress.line(why.stall.message, 'error');
+    return new BuildFailed(progress.redact(why.stall.message));
+  }
+  if (!(error instanceof ContainerEngineError)) return error;
+  const ending = why.signal.aborted
+    ? `did not finish within the ${why.buildTimeoutSeconds} s build time limit`
+    : `failed: ${progress.redact(error.message)}`;
+  const message = `The image build of ${why.tag} ${ending}: ${progress.lastLines(10).join('\n') || '(no output)'}`;
+  progress.line(message, 'error');
+  return new BuildFailed(message);
 }
 
 /** `work`, or a ContainerEngineError as soon as `signal` aborts (the abandoned work is left to notice the signal). */

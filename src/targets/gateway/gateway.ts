@@ -224,22 +224,12 @@ function forward(
   forwarded: Destination['forwarded'],
 ): Promise<'done' | 'retry' | 'fail'> {
   return new Promise((resolve) => {
-    const headers: string[] = [];
-    for (let i = 0; i < req.rawHeaders.length; i += 2) {
-      const key = req.rawHeaders[i] as string;
-      if (!FORWARDED.has(key.toLowerCase())) headers.push(key, req.rawHeaders[i + 1] as string);
-    }
-    if (forwarded.prefix) headers.push('X-Forwarded-Prefix', forwarded.prefix);
-    if (forwarded.host) headers.push('X-Forwarded-Host', forwarded.host);
-    headers.push('X-Forwarded-Proto', forwarded.proto, 'X-Forwarded-For', req.socket.remoteAddress ?? '');
-    // HTTP/1.0 clients may omit Host, which node's HTTP/1.1 servers (the runtime) reject with 400.
-    if (req.headers.host === undefined) headers.push('Host', `127.0.0.1:${port}`);
     const upstream = http.request({
       host: '127.0.0.1',
       port,
       method: req.method,
       path: upstreamPath,
-      headers,
+      headers: upstreamHeaders(req, port, forwarded),
       setHost: false,
       agent: false, // A fresh connection per request: a pooled socket to an instance being drained would reset.
     });
@@ -247,12 +237,7 @@ function forward(
     upstream.on('socket', (socket) => socket.setNoDelay(true));
     upstream.on('response', (response) => {
       relayed = response;
-      const responseHeaders: string[] = [];
-      for (let i = 0; i < response.rawHeaders.length; i += 2) {
-        const key = response.rawHeaders[i] as string;
-        if (!HOP_BY_HOP.has(key.toLowerCase())) responseHeaders.push(key, response.rawHeaders[i + 1] as string);
-      }
-      res.writeHead(response.statusCode ?? 502, response.statusMessage, responseHeaders);
+      res.writeHead(response.statusCode ?? 502, response.statusMessage, headersWithout(response.rawHeaders, HOP_BY_HOP));
       res.flushHeaders();
       response.pipe(res);
       response.on('error', () => res.destroy());
@@ -281,6 +266,30 @@ function forward(
     });
     body.attach(upstream);
   });
+}
+
+/**
+ * The request's headers as the instance gets them: the client's own without the forwarded headers the gateway sets
+ * itself (FORWARDED), then the gateway's prefix, host, protocol and the client's address.
+ */
+function upstreamHeaders(req: http.IncomingMessage, port: number, forwarded: Destination['forwarded']): string[] {
+  const headers = headersWithout(req.rawHeaders, FORWARDED);
+  if (forwarded.prefix) headers.push('X-Forwarded-Prefix', forwarded.prefix);
+  if (forwarded.host) headers.push('X-Forwarded-Host', forwarded.host);
+  headers.push('X-Forwarded-Proto', forwarded.proto, 'X-Forwarded-For', req.socket.remoteAddress ?? '');
+  // HTTP/1.0 clients may omit Host, which node's HTTP/1.1 servers (the runtime) reject with 400.
+  if (req.headers.host === undefined) headers.push('Host', `127.0.0.1:${port}`);
+  return headers;
+}
+
+/** Raw headers (name, value, name, value…) without the names in `dropped` (lower case), in their order and case. */
+function headersWithout(rawHeaders: string[], dropped: ReadonlySet<string>): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const key = rawHeaders[i] as string;
+    if (!dropped.has(key.toLowerCase())) kept.push(key, rawHeaders[i + 1] as string);
+  }
+  return kept;
 }
 
 function sendDetail(res: http.ServerResponse, status: number, detail: string): void {

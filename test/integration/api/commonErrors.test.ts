@@ -62,3 +62,24 @@ describe('control-plane API common rules', () => {
     expect(response.body).toEqual({ detail: 'Not Found' });
   });
 });
+
+describe('control-plane API while its database is unavailable', () => {
+  it('answers 503 with Retry-After and a detail (not 500) while PostgreSQL refuses connections', async () => {
+    const { findFreePort } = await import('@graphx/kit/net/ports');
+    const { createDb } = await import('../../../src/db/knex');
+    // A port nothing listens on: what the API meets while an embedded PostgreSQL restarts after a crash.
+    const down = createDb(`postgres://postgres@127.0.0.1:${await findFreePort()}/graphx`);
+    const temporal = await testTemporalClient();
+    try {
+      const config = testConfig();
+      const app = createApp({ config, db: down, secretBox: testSecretBox(config), temporal });
+      const response = await request(app.callback()).get('/v2/deployments').set('X-Api-Key', 'gx_any-key');
+      expect(response.status).toBe(503);
+      expect(response.headers['retry-after']).toBe('5');
+      expect(response.body).toEqual({ detail: 'The database is unavailable (restarting or unreachable); retry shortly.' });
+    } finally {
+      await temporal.connection.close();
+      await down.destroy();
+    }
+  });
+});

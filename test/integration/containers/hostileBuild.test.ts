@@ -154,8 +154,10 @@ describeWithEngine('a hostile tenant build (real podman, RevisionImages), each a
     const result = probe('build_command', 'environ') as { reached: boolean; detail: { foreign: string[]; commands: string[] } };
     expect(result.reached).toBe(false);
     expect(result.detail.foreign).toEqual([]);
-    // Only the build step's own processes: its shell and the probe (and the probe's children).
-    expect(result.detail.commands.filter((command) => !['sh', 'node'].includes(command))).toEqual([]);
+    // Only the build step's own processes: its shell and the probe (and the probe's children). Node 24 names its main
+    // thread, which is the process's comm on Linux: `MainThread` (nodejs/node#56416; `node-MainThread` from #61307).
+    const own = ['sh', 'node', 'MainThread', 'node-MainThread'];
+    expect(result.detail.commands.filter((command) => !own.includes(command))).toEqual([]);
   });
 
   it("cannot reach the control-plane database (loopback, the host's addresses, the bridge gateway), even with its password", () => {

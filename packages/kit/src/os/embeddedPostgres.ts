@@ -73,18 +73,7 @@ export async function startEmbeddedPostgres(
     stopSignal: 'SIGINT',
     supervise: options.supervise,
     onLaunch: options.onLaunch,
-    waitReady: (_child, exited) =>
-      waitFor(
-        `PostgreSQL on port ${port}`,
-        async () => {
-          if (exited()) throw new Error(`PostgreSQL exited at start-up: ${tail(logFile)}`);
-          return canConnect(connectionString('postgres'));
-        },
-        60_000,
-        100,
-      ).catch((error: Error) => {
-        throw new Error(exited() ? `PostgreSQL exited at start-up; last lines of ${logFile}:\n${tail(logFile)}` : error.message);
-      }),
+    waitReady: (_child, exited) => waitForPostgres(port, logFile, () => connectionString('postgres'), exited),
   });
   fs.writeFileSync(portFile, String(port));
   const client = new Client({ connectionString: connectionString('postgres') });
@@ -135,6 +124,24 @@ async function initialise(placement: PostgresPlacement, password: string): Promi
   } finally {
     fs.rmSync(passwordFile, { force: true });
   }
+}
+
+/**
+ * Resolves once the server on `port` accepts connections (60 s at most). A server that exited fails the wait at once,
+ * with the last lines of its log: that is where PostgreSQL says why.
+ */
+function waitForPostgres(port: number, logFile: string, connectionString: () => string, exited: () => boolean): Promise<void> {
+  return waitFor(
+    `PostgreSQL on port ${port}`,
+    async () => {
+      if (exited()) throw new Error(`PostgreSQL exited at start-up: ${tail(logFile)}`);
+      return canConnect(connectionString());
+    },
+    60_000,
+    100,
+  ).catch((error: Error) => {
+    throw new Error(exited() ? `PostgreSQL exited at start-up; last lines of ${logFile}:\n${tail(logFile)}` : error.message);
+  });
 }
 
 async function canConnect(connectionString: string): Promise<boolean> {

@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import type { Readable } from 'node:stream';
 import { trackGroup, untrackGroup } from '@graphx/kit/os/ownedGroups';
 import { delay, isGroupAlive, signalGroup } from '@graphx/kit/os/processes';
 
@@ -59,19 +60,7 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
   const killGroup = () => {
     if (pgid) signalGroup(pgid, 'SIGKILL');
   };
-  for (const stream of ['stdout', 'stderr'] as const) {
-    let partial = '';
-    child[stream].setEncoding('utf8');
-    child[stream].on('data', (chunk: string) => {
-      const parts = (partial + chunk).split('\n');
-      partial = parts.pop() ?? '';
-      for (const part of parts) options.onLine(part.replace(/\r$/, ''), stream);
-    });
-    child[stream].on('end', () => {
-      if (partial) options.onLine(partial, stream);
-      partial = '';
-    });
-  }
+  for (const stream of ['stdout', 'stderr'] as const) emitLines(child[stream], (line) => options.onLine(line, stream));
   const onAbort = () => {
     result.cancelled = true;
     killGroup();
@@ -110,4 +99,19 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
     if (options.pidFile) fs.rmSync(options.pidFile, { force: true });
   }
   return result;
+}
+
+/** Calls `onLine` with each line of `stream` as it comes (without its `\r\n` or `\n`), and the unterminated last one. */
+function emitLines(stream: Readable, onLine: (line: string) => void): void {
+  let partial = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    const parts = (partial + chunk).split('\n');
+    partial = parts.pop() ?? '';
+    for (const part of parts) onLine(part.replace(/\r$/, ''));
+  });
+  stream.on('end', () => {
+    if (partial) onLine(partial);
+    partial = '';
+  });
 }

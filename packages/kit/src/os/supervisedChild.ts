@@ -44,89 +44,120 @@ const RESTART_WINDOW_MS = 60_000;
 
 /** Starts the process, waits until it is ready, and supervises it. */
 export async function startSupervisedChild(options: SupervisedChildOptions): Promise<SupervisedChild> {
-  let child: ChildProcess;
-  let exited = false;
-  let exitPromise: Promise<void> = Promise.resolve();
-  let stopping = false;
-  let restartCount = 0;
-  const recentRestarts: number[] = [];
+  const supervisor = new Supervisor(options);
+  await supervisor.launch();
+  return {
+    pid: () => supervisor.pid(),
+    restarts: () => supervisor.restartCount,
+    stop: (graceMs = 15_000) => supervisor.stop(graceMs),
+    kill: () => supervisor.kill(),
+  };
+}
 
-  const launch = async (): Promise<void> => {
-    exited = false;
-    const log = options.inheritOutput ? 'inherit' : options.logFile ? fs.openSync(options.logFile, 'a') : 'ignore';
-    try {
-      child = spawn(options.command, options.args, { ...options.spawnOptions, stdio: ['ignore', log, log], detached: true });
-    } finally {
-      if (typeof log === 'number') fs.closeSync(log);
-    }
-    child.on('error', () => {});
-    options.onLaunch?.(child.pid);
-    const current = child;
+/** The supervised process across its restarts: the current child, whether it exited, whether a stop was asked. */
+class Supervisor {
+  private child!: ChildProcess;
+  private exited = false;
+  private exitPromise: Promise<void> = Promise.resolve();
+  private stopping = false;
+  restartCount = 0;
+  private readonly recentRestarts: number[] = [];
+
+  constructor(private readonly options: SupervisedChildOptions) {}
+
+  pid(): number | undefined {
+    return this.exited ? undefined : this.child.pid;
+  }
+
+  /** Starts a process and waits until it serves; one that exits first or never serves is killed and the start fails. */
+  async launch(): Promise<void> {
+    const { options } = this;
+    this.exited = false;
+    const current = spawnInOwnSession(options);
+    this.child = current;
+    options.onLaunch?.(current.pid);
     let ready = false;
-    exitPromise = new Promise<void>((resolve) =>
+    this.exitPromise = new Promise<void>((resolve) =>
       current.once('exit', (code, signal) => {
-        exited = true;
+        this.exited = true;
         resolve();
         // Only a server that had come up is restarted here; a failed start is retried by restart() itself.
-        if (ready && !stopping && options.supervise !== false) void restart(code, signal);
+        if (ready && !this.stopping && options.supervise !== false) void this.restart(code, signal);
       }),
     );
     try {
       // A process that exits during start-up fails the start at once, not after the readiness timeout.
-      const exitedEarly = exitPromise.then(() => {
+      const exitedEarly = this.exitPromise.then(() => {
         if (ready) return;
         const tail = options.logFile ? fs.readFileSync(options.logFile, 'utf8').slice(-1500) : '';
         throw new Error(`${options.name} exited during start-up${tail ? `; last lines of ${options.logFile}:\n${tail}` : ''}`);
       });
-      await Promise.race([options.waitReady(current, () => exited), exitedEarly]);
+      await Promise.race([options.waitReady(current, () => this.exited), exitedEarly]);
       ready = true;
     } catch (error) {
       killGroup(current.pid, 'SIGKILL');
       throw error;
     }
-  };
+  }
 
-  const restart = async (code: number | null, signal: NodeJS.Signals | null): Promise<void> => {
-    const now = Date.now();
-    while (recentRestarts.length > 0 && recentRestarts[0]! < now - RESTART_WINDOW_MS) recentRestarts.shift();
-    if (recentRestarts.length >= MAX_RESTARTS) {
-      logger.error({ component: options.name }, `${options.name} keeps dying; not restarting it again (restart graphx)`);
+  /** Stops it: `stopSignal` to its group, SIGKILL after `graceMs`. No restart follows. */
+  async stop(graceMs: number): Promise<void> {
+    this.stopping = true;
+    if (this.exited) return;
+    killGroup(this.child.pid, this.options.stopSignal);
+    const timer = setTimeout(() => killGroup(this.child.pid, 'SIGKILL'), graceMs);
+    await this.exitPromise;
+    clearTimeout(timer);
+  }
+
+  kill(): void {
+    this.stopping = true;
+    if (!this.exited) killGroup(this.child.pid, 'SIGKILL');
+  }
+
+  private async restart(code: number | null, signal: NodeJS.Signals | null): Promise<void> {
+    const { name } = this.options;
+    if (!this.mayRestart()) {
+      logger.error({ component: name }, `${name} keeps dying; not restarting it again (restart graphx)`);
       return;
     }
-    recentRestarts.push(now);
-    logger.error({ component: options.name, code, signal }, `${options.name} exited unexpectedly; restarting it`);
+    logger.error({ component: name, code, signal }, `${name} exited unexpectedly; restarting it`);
     // A killed server's children may still hold its port or shared memory for a moment: retry a few times.
-    for (let attempt = 1; attempt <= 10 && !stopping; attempt += 1) {
+    for (let attempt = 1; attempt <= 10 && !this.stopping; attempt += 1) {
       await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
-      if (stopping) return;
+      if (this.stopping) return;
       try {
-        await launch();
-        restartCount += 1;
-        logger.warn({ component: options.name, pid: child.pid }, `${options.name} restarted`);
+        await this.launch();
+        this.restartCount += 1;
+        logger.warn({ component: name, pid: this.child.pid }, `${name} restarted`);
         return;
       } catch (error) {
-        logger.warn({ component: options.name, err: error, attempt }, `${options.name} did not come back yet`);
+        logger.warn({ component: name, err: error, attempt }, `${name} did not come back yet`);
       }
     }
-  };
+  }
 
-  await launch();
-  return {
-    pid: () => (exited ? undefined : child.pid),
-    restarts: () => restartCount,
-    stop: async (graceMs = 15_000) => {
-      stopping = true;
-      if (exited) return;
-      killGroup(child.pid, options.stopSignal);
-      const timer = setTimeout(() => killGroup(child.pid, 'SIGKILL'), graceMs);
-      await exitPromise;
-      clearTimeout(timer);
-    },
-    kill: () => {
-      stopping = true;
-      if (!exited) killGroup(child.pid, 'SIGKILL');
-    },
-  };
+  /** True (and counted) unless MAX_RESTARTS happened within RESTART_WINDOW_MS: a process that keeps dying is left dead. */
+  private mayRestart(): boolean {
+    const now = Date.now();
+    while (this.recentRestarts.length > 0 && this.recentRestarts[0]! < now - RESTART_WINDOW_MS) this.recentRestarts.shift();
+    if (this.recentRestarts.length >= MAX_RESTARTS) return false;
+    this.recentRestarts.push(now);
+    return true;
+  }
+}
+
+/** Spawns the process as the leader of its own session, its output to `logFile` (opened anew), inherited, or nowhere. */
+function spawnInOwnSession(options: SupervisedChildOptions): ChildProcess {
+  const log = options.inheritOutput ? 'inherit' : options.logFile ? fs.openSync(options.logFile, 'a') : 'ignore';
+  let child: ChildProcess;
+  try {
+    child = spawn(options.command, options.args, { ...options.spawnOptions, stdio: ['ignore', log, log], detached: true });
+  } finally {
+    if (typeof log === 'number') fs.closeSync(log);
+  }
+  child.on('error', () => {});
+  return child;
 }
 
 function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {

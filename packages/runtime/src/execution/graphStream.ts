@@ -136,29 +136,7 @@ export async function* streamGraph(
         yield { event: 'events', data: item.event };
         continue;
       }
-      const parts = item as unknown[];
-      const [namespace, mode, chunk] = options.subgraphs
-        ? (parts as [string[], string, unknown])
-        : [[], parts[0] as string, parts[1]];
-      const suffix = namespace.length > 0 ? `|${namespace.join('|')}` : '';
-      if (mode === 'values') {
-        if (!suffix) {
-          // An interrupt arrives as a values chunk of its own; the state stays the one before it.
-          if (chunk && typeof chunk === 'object' && '__interrupt__' in chunk) outcome.interrupted = true;
-          else outcome.finalValues = chunk;
-        }
-        if (wanted.has('values')) yield { event: `values${suffix}`, data: chunk };
-        if (legacy) for (const event of legacy.fromValues(chunk)) yield { ...event, event: event.event + suffix };
-      } else if (mode === 'messages') {
-        const [message, metadata] = chunk as [unknown, unknown];
-        if (wanted.has('messages-tuple')) yield { event: `messages${suffix}`, data: chunk };
-        if (legacy) for (const event of legacy.fromChunk(message, metadata)) yield { ...event, event: event.event + suffix };
-      } else if (mode === 'updates' && chunk && typeof chunk === 'object' && '__interrupt__' in chunk) {
-        outcome.interrupted = true;
-        if (wanted.has('updates')) yield { event: `updates${suffix}`, data: chunk };
-      } else {
-        yield { event: `${mode}${suffix}`, data: wireChunk(mode, chunk) };
-      }
+      yield* eventsOfChunk(item as unknown[], options.subgraphs, wanted, legacy, outcome);
     }
     outcome.status = outcome.interrupted ? 'interrupted' : 'success';
   } catch (error) {
@@ -170,5 +148,35 @@ export async function* streamGraph(
     outcome.status = 'error';
     outcome.error = { error: failure?.name || 'Error', message: failure?.message ?? String(error) };
     yield { event: 'error', data: outcome.error };
+  }
+}
+
+/** The API events of one library chunk (`[namespace?, mode, chunk]`), noting final values and interrupts in `outcome`. */
+function* eventsOfChunk(
+  parts: unknown[],
+  subgraphs: boolean,
+  wanted: Set<ApiStreamMode>,
+  legacy: LegacyMessagesState | null,
+  outcome: GraphRunOutcome,
+): Generator<StreamEvent> {
+  const [namespace, mode, chunk] = subgraphs ? (parts as [string[], string, unknown]) : [[], parts[0] as string, parts[1]];
+  const suffix = namespace.length > 0 ? `|${namespace.join('|')}` : '';
+  if (mode === 'values') {
+    if (!suffix) {
+      // An interrupt arrives as a values chunk of its own; the state stays the one before it.
+      if (chunk && typeof chunk === 'object' && '__interrupt__' in chunk) outcome.interrupted = true;
+      else outcome.finalValues = chunk;
+    }
+    if (wanted.has('values')) yield { event: `values${suffix}`, data: chunk };
+    if (legacy) for (const event of legacy.fromValues(chunk)) yield { ...event, event: event.event + suffix };
+  } else if (mode === 'messages') {
+    const [message, metadata] = chunk as [unknown, unknown];
+    if (wanted.has('messages-tuple')) yield { event: `messages${suffix}`, data: chunk };
+    if (legacy) for (const event of legacy.fromChunk(message, metadata)) yield { ...event, event: event.event + suffix };
+  } else if (mode === 'updates' && chunk && typeof chunk === 'object' && '__interrupt__' in chunk) {
+    outcome.interrupted = true;
+    if (wanted.has('updates')) yield { event: `updates${suffix}`, data: chunk };
+  } else {
+    yield { event: `${mode}${suffix}`, data: wireChunk(mode, chunk) };
   }
 }

@@ -170,7 +170,8 @@ export const historyBody = Joi.object({
   checkpoint: checkpointRef.allow(null),
 })
   .unknown(true)
-  .default({});
+  // No body: the object of its fields' defaults (`.default({})` would skip them: a missing limit became NaN).
+  .default();
 
 export const historyQuery = Joi.object({
   limit: Joi.number().integer().min(1).max(1000).default(10),
@@ -186,7 +187,8 @@ export const stateUpdateBody = Joi.object({
 
 export const stateAtCheckpointBody = Joi.object({ checkpoint: checkpointRef.allow(null), subgraphs: Joi.boolean() })
   .unknown(true)
-  .default({});
+  // No body: the object of its fields' defaults (`.default({})` would skip them: a missing limit became NaN).
+  .default();
 
 export const threadRunParams = Joi.object({ threadId: uuid.required(), runId: uuid.required() });
 export const runIdParams = Joi.object({ runId: uuid.required() });
@@ -266,7 +268,8 @@ export const storeNamespacesBody = Joi.object({
   offset: Joi.number().integer().min(0).default(0),
 })
   .unknown(true)
-  .default({});
+  // No body: the object of its fields' defaults (`.default({})` would skip them: a missing limit became NaN).
+  .default();
 
 const cronSchedule = Joi.string()
   .min(1)

@@ -66,9 +66,6 @@ export function respondWithEvents(
   const res = ctx.res;
   const abort = new AbortController();
   let finished = false;
-  let pending = '';
-  let flushScheduled = false;
-  let drained: Promise<void> | null = null;
   ctx.status = 200;
   ctx.respond = false;
   const { contentLocation, location } = typeof where === 'string' ? { contentLocation: where, location: null } : where;
@@ -83,7 +80,34 @@ export function respondWithEvents(
   res.once('close', () => {
     if (!finished && cancelOnDisconnect) abort.abort(new Error('client disconnected'));
   });
+  const writer = batchedWriter(res);
+  activeStreams?.inc();
+  res.once('close', () => activeStreams?.dec());
+  void (async () => {
+    try {
+      for await (const event of events(abort.signal)) {
+        if (res.destroyed) continue;
+        await writer.write(sseFrame(event));
+      }
+    } catch (error) {
+      logger.error({ err: error }, 'run stream failed after it started');
+    } finally {
+      finished = true;
+      writer.end();
+    }
+  })();
+}
+
+/**
+ * Frames written together: events that arrive within one turn of the event loop go out as one write (one syscall,
+ * one TCP segment when small); a full socket buffer makes the next write wait for `drain`. Heartbeats are sent while
+ * nothing else is.
+ */
+function batchedWriter(res: ServerResponse): { write: (frame: string) => Promise<void>; end: () => void } {
   const heartbeat = watchForHeartbeat(res);
+  let pending = '';
+  let flushScheduled = false;
+  let drained: Promise<void> | null = null;
   const flush = () => {
     flushScheduled = false;
     if (pending === '' || res.destroyed) return;
@@ -101,27 +125,20 @@ export function respondWithEvents(
       });
     }
   };
-  activeStreams?.inc();
-  res.once('close', () => activeStreams?.dec());
-  void (async () => {
-    try {
-      for await (const event of events(abort.signal)) {
-        if (res.destroyed) continue;
-        pending += sseFrame(event);
-        if (!flushScheduled) {
-          flushScheduled = true;
-          setImmediate(flush);
-        }
-        if (drained) await drained;
+  return {
+    write: async (frame) => {
+      pending += frame;
+      if (!flushScheduled) {
+        flushScheduled = true;
+        setImmediate(flush);
       }
-    } catch (error) {
-      logger.error({ err: error }, 'run stream failed after it started');
-    } finally {
-      finished = true;
+      if (drained) await drained;
+    },
+    end: () => {
       heartbeat.stop();
       const last = pending;
       pending = '';
       if (!res.destroyed) res.end(last);
-    }
-  })();
+    },
+  };
 }

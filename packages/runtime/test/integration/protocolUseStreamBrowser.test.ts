@@ -5,87 +5,23 @@
  * transport, without one 4xx/5xx in the page's network log. The page (test/fixtures/browser/protocolChatPage.tsx) is
  * served from the runtime's origin by a loopback proxy (WebSocket upgrades included), as useStreamBrowser.test.ts does.
  */
-import http from 'node:http';
-import net from 'node:net';
-import path from 'node:path';
-import { Client } from '@langchain/langgraph-sdk';
-import * as esbuild from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { createTestDatabase, projectRoot, startDevRuntime, type RuntimeProcess } from './support/runtimeHarness';
+import type { Client } from '@langchain/langgraph-sdk';
+import type { Browser, Page } from 'playwright-core';
+import { startBrowserChat, type BrowserChat } from './support/browserChat';
 
 declare const document: any;
 
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
-let runtime: RuntimeProcess;
-let pageServer: http.Server;
+let chat: BrowserChat;
 let pageUrl: string;
 let browser: Browser;
 let client: Client;
 
-function servePage(bundle: string, runtimeUrl: string): http.Server {
-  const html = '<!doctype html><html><body><div id="root"></div><script type="module" src="/app.js"></script></body></html>';
-  const target = new URL(runtimeUrl);
-  const server = http.createServer((req, res) => {
-    const pathname = new URL(req.url ?? '/', 'http://page').pathname;
-    if (req.method === 'GET' && pathname === '/') return void res.writeHead(200, { 'content-type': 'text/html' }).end(html);
-    if (req.method === 'GET' && pathname === '/app.js') {
-      return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
-    }
-    const upstream = http.request(
-      new URL(req.url ?? '/', runtimeUrl),
-      { method: req.method, headers: { ...req.headers, host: target.host } },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    upstream.on('error', () => res.destroy());
-    res.on('close', () => upstream.destroy());
-    req.pipe(upstream);
-  });
-  // WebSocket handshakes go through as bytes: the request head again, then both ways.
-  server.on('upgrade', (req, socket, head) => {
-    const upstream = net.connect(Number(target.port), target.hostname, () => {
-      const lines = [`${req.method} ${req.url} HTTP/1.1`];
-      for (let index = 0; index < req.rawHeaders.length; index += 2)
-        lines.push(`${req.rawHeaders[index]}: ${req.rawHeaders[index + 1]}`);
-      upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
-      upstream.write(head);
-      socket.pipe(upstream).pipe(socket);
-    });
-    upstream.on('error', () => socket.destroy());
-    socket.on('error', () => upstream.destroy());
-  });
-  return server;
-}
-
 beforeAll(async () => {
-  database = await createTestDatabase('browserv2');
-  runtime = await startDevRuntime('runtime-chat', database.url);
-  client = new Client({ apiUrl: runtime.url, apiKey: null });
-  const built = await esbuild.build({
-    entryPoints: [path.join(projectRoot, 'test', 'fixtures', 'browser', 'protocolChatPage.tsx')],
-    bundle: true,
-    write: false,
-    format: 'esm',
-    platform: 'browser',
-    define: { 'process.env.NODE_ENV': '"production"' },
-    logLevel: 'warning',
-  });
-  pageServer = servePage(built.outputFiles[0]!.text, runtime.url);
-  await new Promise<void>((resolve) => pageServer.listen(0, '127.0.0.1', resolve));
-  pageUrl = `http://127.0.0.1:${(pageServer.address() as { port: number }).port}/`;
-  const args = process.getuid?.() === 0 ? ['--no-sandbox'] : [];
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args });
+  chat = await startBrowserChat('browserv2', 'protocolChatPage.tsx');
+  ({ pageUrl, browser, client } = chat);
 });
 
-afterAll(async () => {
-  await browser?.close();
-  pageServer?.closeAllConnections();
-  await new Promise((resolve) => pageServer?.close(resolve));
-  await runtime?.stop();
-  await database?.drop();
-});
+afterAll(() => chat?.stop());
 
 /** A page with its network log: every answer of 400 or more is noted (the test expects none). */
 async function openChat(query: Record<string, string> = {}): Promise<{ page: Page; failures: string[] }> {

@@ -204,7 +204,11 @@ test('an interrupt arrives as input.requested; input.respond resumes it, and the
     body: JSON.stringify({ method: 'run.start' }),
   });
   expect(malformed.status).toBe(422);
-  expect(await malformed.json()).toMatchObject({ detail: expect.any(String), type: 'error', error: 'invalid_argument' });
+  expect(await malformed.json()).toMatchObject({
+    detail: [{ loc: ['body'], type: 'invalid_argument' }],
+    type: 'error',
+    error: 'invalid_argument',
+  });
   const badChannel = await fetch(`${runtime.url}/threads/${threadId}/stream/events`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

@@ -1,16 +1,13 @@
 /**
  * The `useStream` React hook of `@langchain/langgraph-sdk/react`, as a chat UI uses it, in headless Chromium (Debian's
  * `chromium` driven by playwright-core) against `graphx dev`: the page (test/fixtures/browser/chatPage.tsx) is bundled
- * with esbuild and served by this test on loopback, which also proxies every other path to the runtime, so the page
+ * with esbuild and served on loopback (support/browserChat.ts), which also proxies every other path to the runtime, so the page
  * and the API share one origin (no CORS involved).
  */
-import http from 'node:http';
-import path from 'node:path';
-import { Client } from '@langchain/langgraph-sdk';
-import * as esbuild from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Client } from '@langchain/langgraph-sdk';
+import type { Browser, Page } from 'playwright-core';
 import { waitFor } from '@graphx/kit/net/ports';
-import { createTestDatabase, projectRoot, startDevRuntime, type RuntimeProcess } from './support/runtimeHarness';
+import { startBrowserChat, type BrowserChat } from './support/browserChat';
 
 // The callbacks of page.waitForFunction run in the page; the test's TypeScript has no DOM library.
 declare const document: any;
@@ -18,61 +15,18 @@ declare const document: any;
 const LONG_ANSWER_END = 'the end.';
 /** The fixture graph's answer to a message containing "long" (test/fixtures/apps/runtime-chat/src/chat.ts). */
 const longAnswer = (text: string) => `ai: You said: ${text}. ${'la '.repeat(20)}${LONG_ANSWER_END}`;
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
-let runtime: RuntimeProcess;
-let pageServer: http.Server;
+
+let chat: BrowserChat;
 let pageUrl: string;
 let browser: Browser;
 let client: Client;
 
-/** Serves the page and its bundle; passes every other request (SSE included) through to the runtime. */
-function servePage(bundle: string, runtimeUrl: string): http.Server {
-  const html = '<!doctype html><html><body><div id="root"></div><script type="module" src="/app.js"></script></body></html>';
-  return http.createServer((req, res) => {
-    const pathname = new URL(req.url ?? '/', 'http://page').pathname;
-    if (req.method === 'GET' && pathname === '/') return void res.writeHead(200, { 'content-type': 'text/html' }).end(html);
-    if (req.method === 'GET' && pathname === '/app.js') {
-      return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
-    }
-    const target = new URL(req.url ?? '/', runtimeUrl);
-    const upstream = http.request(target, { method: req.method, headers: { ...req.headers, host: target.host } }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    upstream.on('error', () => res.destroy());
-    res.on('close', () => upstream.destroy());
-    req.pipe(upstream);
-  });
-}
-
 beforeAll(async () => {
-  database = await createTestDatabase('browser');
-  runtime = await startDevRuntime('runtime-chat', database.url);
-  client = new Client({ apiUrl: runtime.url, apiKey: null });
-  const built = await esbuild.build({
-    entryPoints: [path.join(projectRoot, 'test', 'fixtures', 'browser', 'chatPage.tsx')],
-    bundle: true,
-    write: false,
-    format: 'esm',
-    platform: 'browser',
-    define: { 'process.env.NODE_ENV': '"production"' },
-    logLevel: 'warning',
-  });
-  pageServer = servePage(built.outputFiles[0]!.text, runtime.url);
-  await new Promise<void>((resolve) => pageServer.listen(0, '127.0.0.1', resolve));
-  pageUrl = `http://127.0.0.1:${(pageServer.address() as { port: number }).port}/`;
-  // Chromium's sandbox needs user namespaces a root process (CI containers run tests as root) is not given.
-  const args = process.getuid?.() === 0 ? ['--no-sandbox'] : [];
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args });
+  chat = await startBrowserChat('browser', 'chatPage.tsx');
+  ({ pageUrl, browser, client } = chat);
 });
 
-afterAll(async () => {
-  await browser?.close();
-  pageServer?.closeAllConnections();
-  await new Promise((resolve) => pageServer?.close(resolve));
-  await runtime?.stop();
-  await database?.drop();
-});
+afterAll(() => chat?.stop());
 
 async function openChat(threadId?: string): Promise<Page> {
   const page = await (await browser.newContext()).newPage();

@@ -152,6 +152,40 @@ export function registerA2aRoutes(router: Router, services: RuntimeServices): vo
     };
   });
 
+  /** `message/stream`: a working status at once, then the task's artifacts and its final status as SSE. */
+  const streamMessage = (ctx: Koa.Context, assistantId: string, id: JsonRpcId, params: Record<string, unknown>) => {
+    const message = params.message;
+    const contextId = isRecord(message) && typeof message.contextId === 'string' ? message.contextId : crypto.randomUUID();
+    const withContext = { ...params, message: { ...(isRecord(message) ? message : {}), contextId } };
+    const started = runMessage(ctx, assistantId, withContext);
+    respondWithEvents(
+      ctx,
+      `/a2a/${assistantId}`,
+      async function* () {
+        const working = { kind: 'status-update', taskId: null, contextId, status: { state: 'working' }, final: false };
+        yield { event: 'message', data: rpcResult(id, working) };
+        try {
+          const { runId, threadId } = await started;
+          const task = await taskOf(ctx, runId, threadId);
+          for (const artifact of task?.artifacts ?? []) {
+            yield {
+              event: 'message',
+              data: rpcResult(id, { kind: 'artifact-update', taskId: runId, contextId, artifact, lastChunk: true }),
+            };
+          }
+          yield {
+            event: 'message',
+            data: rpcResult(id, { kind: 'status-update', taskId: runId, contextId, status: task?.status, final: true }),
+          };
+        } catch (error) {
+          yield { event: 'message', data: rpcError(id, -32603, (error as Error).message) };
+        }
+      },
+      // Leaving stops only the stream: the task runs on (its run was started without the request's signal).
+      true,
+    );
+  };
+
   router.post('/a2a/:assistantId', async (ctx) => {
     const assistantId = ctx.params.assistantId!;
     const body = ctx.state.body as Record<string, unknown> | undefined;
@@ -168,36 +202,7 @@ export function registerA2aRoutes(router: Router, services: RuntimeServices): vo
         const { runId, threadId } = await runMessage(ctx, assistantId, params);
         ctx.body = rpcResult(id, await taskOf(ctx, runId, threadId));
       } else if (body.method === 'message/stream') {
-        const message = params.message;
-        const contextId = isRecord(message) && typeof message.contextId === 'string' ? message.contextId : crypto.randomUUID();
-        const withContext = { ...params, message: { ...(isRecord(message) ? message : {}), contextId } };
-        const started = runMessage(ctx, assistantId, withContext);
-        respondWithEvents(
-          ctx,
-          `/a2a/${assistantId}`,
-          async function* () {
-            const working = { kind: 'status-update', taskId: null, contextId, status: { state: 'working' }, final: false };
-            yield { event: 'message', data: rpcResult(id, working) };
-            try {
-              const { runId, threadId } = await started;
-              const task = await taskOf(ctx, runId, threadId);
-              for (const artifact of task?.artifacts ?? []) {
-                yield {
-                  event: 'message',
-                  data: rpcResult(id, { kind: 'artifact-update', taskId: runId, contextId, artifact, lastChunk: true }),
-                };
-              }
-              yield {
-                event: 'message',
-                data: rpcResult(id, { kind: 'status-update', taskId: runId, contextId, status: task?.status, final: true }),
-              };
-            } catch (error) {
-              yield { event: 'message', data: rpcError(id, -32603, (error as Error).message) };
-            }
-          },
-          // Leaving stops only the stream: the task runs on (its run was started without the request's signal).
-          true,
-        );
+        streamMessage(ctx, assistantId, id, params);
       } else if (body.method === 'tasks/get') {
         const taskId = typeof params.id === 'string' ? params.id : '';
         const threadId = taskId ? await services.runs.threadOf(taskId) : null;

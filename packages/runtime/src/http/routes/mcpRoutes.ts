@@ -65,18 +65,7 @@ export function registerMcpRoutes(router: Router, services: RuntimeServices): vo
       ErrorCode,
       ...types
     } = await (sdk ??= loadSdk());
-    // What the transport would refuse without a `detail`, refused here in the API's error shape.
-    const accept = ctx.get('accept');
-    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
-      throw new HttpExceptionError(406, 'Not Acceptable: the Accept header must list application/json and text/event-stream.');
-    }
-    const messages = Array.isArray(body) ? body : [body];
-    const issues = messages.flatMap((message, index) =>
-      types.JSONRPCMessageSchema.safeParse(message).success
-        ? []
-        : [{ loc: Array.isArray(body) ? ['body', index] : ['body'], msg: 'Not a JSON-RPC 2.0 message', type: 'value_error' }],
-    );
-    if (issues.length > 0) throw new ValidationError(issues);
+    checkMcpRequest(ctx, body, types.JSONRPCMessageSchema);
     const tools = await visibleTools(ctx);
     const user = userOf(ctx);
     const server = new Server(
@@ -130,4 +119,24 @@ export function registerMcpRoutes(router: Router, services: RuntimeServices): vo
       ctx.status = 204;
     });
   }
+}
+
+/** What the MCP transport would refuse without a `detail` (Accept, non-JSON-RPC messages), refused in the API's shape. */
+function checkMcpRequest(
+  ctx: Koa.Context,
+  body: unknown,
+  messageSchema: { safeParse: (message: unknown) => { success: boolean } },
+): void {
+  // What the transport would refuse without a `detail`, refused here in the API's error shape.
+  const accept = ctx.get('accept');
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+    throw new HttpExceptionError(406, 'Not Acceptable: the Accept header must list application/json and text/event-stream.');
+  }
+  const messages = Array.isArray(body) ? body : [body];
+  const issues = messages.flatMap((message, index) =>
+    messageSchema.safeParse(message).success
+      ? []
+      : [{ loc: Array.isArray(body) ? ['body', index] : ['body'], msg: 'Not a JSON-RPC 2.0 message', type: 'value_error' }],
+  );
+  if (issues.length > 0) throw new ValidationError(issues);
 }

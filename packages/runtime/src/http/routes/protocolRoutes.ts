@@ -102,8 +102,11 @@ export function registerProtocolRoutes(router: Router, services: RuntimeServices
     const { threadId } = validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path');
     const command = asCommand(ctx.state.body);
     if ('type' in command) {
+      // A validation error like any other 422 (detail: a list of {loc, msg, type}), with the protocol's own error
+      // fields beside it for protocol clients.
+      const message = command.type === 'error' ? command.message : 'Not a protocol command.';
       ctx.status = 422;
-      ctx.body = { detail: command.type === 'error' ? command.message : 'Not a protocol command.', ...command };
+      ctx.body = { detail: [{ loc: ['body'], msg: message, type: 'invalid_argument' }], ...command };
       return;
     }
     ctx.body = await commands.handle(ctx, userOf(ctx), threadId, command);

@@ -1,0 +1,91 @@
+/**
+ * A chat page in headless Chromium (Debian's `chromium` driven by playwright-core) against `graphx dev`: the page (a
+ * fixture under test/fixtures/browser) is bundled with esbuild and served on loopback by a proxy that passes every
+ * other request (SSE and WebSocket upgrades included) to the runtime, so the page and the API share one origin.
+ */
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import { Client } from '@langchain/langgraph-sdk';
+import * as esbuild from 'esbuild';
+import { chromium, type Browser } from 'playwright-core';
+import { createTestDatabase, projectRoot, startDevRuntime, type RuntimeProcess } from './runtimeHarness';
+
+export interface BrowserChat {
+  runtime: RuntimeProcess;
+  client: Client;
+  browser: Browser;
+  pageUrl: string;
+  stop: () => Promise<void>;
+}
+
+/** Serves the page and its bundle; passes every other request through to the runtime. */
+function servePage(bundle: string, runtimeUrl: string): http.Server {
+  const html = '<!doctype html><html><body><div id="root"></div><script type="module" src="/app.js"></script></body></html>';
+  const target = new URL(runtimeUrl);
+  const server = http.createServer((req, res) => {
+    const pathname = new URL(req.url ?? '/', 'http://page').pathname;
+    if (req.method === 'GET' && pathname === '/') return void res.writeHead(200, { 'content-type': 'text/html' }).end(html);
+    if (req.method === 'GET' && pathname === '/app.js') {
+      return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
+    }
+    const upstream = http.request(
+      new URL(req.url ?? '/', runtimeUrl),
+      { method: req.method, headers: { ...req.headers, host: target.host } },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => res.destroy());
+    res.on('close', () => upstream.destroy());
+    req.pipe(upstream);
+  });
+  // WebSocket handshakes go through as bytes: the request head again, then both ways.
+  server.on('upgrade', (req, socket, head) => {
+    const upstream = net.connect(Number(target.port), target.hostname, () => {
+      const lines = [`${req.method} ${req.url} HTTP/1.1`];
+      for (let index = 0; index < req.rawHeaders.length; index += 2)
+        lines.push(`${req.rawHeaders[index]}: ${req.rawHeaders[index + 1]}`);
+      upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
+      upstream.write(head);
+      socket.pipe(upstream).pipe(socket);
+    });
+    upstream.on('error', () => socket.destroy());
+    socket.on('error', () => upstream.destroy());
+  });
+  return server;
+}
+
+/** The runtime-chat app under `graphx dev` on a new database, the page `fixture` served beside it, and Chromium. */
+export async function startBrowserChat(databaseLabel: string, fixture: string): Promise<BrowserChat> {
+  const database = await createTestDatabase(databaseLabel);
+  const runtime = await startDevRuntime('runtime-chat', database.url);
+  const built = await esbuild.build({
+    entryPoints: [path.join(projectRoot, 'test', 'fixtures', 'browser', fixture)],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'browser',
+    define: { 'process.env.NODE_ENV': '"production"' },
+    logLevel: 'warning',
+  });
+  const pageServer = servePage(built.outputFiles[0]!.text, runtime.url);
+  await new Promise<void>((resolve) => pageServer.listen(0, '127.0.0.1', resolve));
+  // Chromium's sandbox needs user namespaces a root process (CI containers run tests as root) is not given.
+  const args = process.getuid?.() === 0 ? ['--no-sandbox'] : [];
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args });
+  return {
+    runtime,
+    client: new Client({ apiUrl: runtime.url, apiKey: null }),
+    browser,
+    pageUrl: `http://127.0.0.1:${(pageServer.address() as { port: number }).port}/`,
+    stop: async () => {
+      await browser.close();
+      pageServer.closeAllConnections();
+      await new Promise((resolve) => pageServer.close(resolve));
+      await runtime.stop();
+      await database.drop();
+    },
+  };
+}
