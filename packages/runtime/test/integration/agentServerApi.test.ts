@@ -304,7 +304,12 @@ describe.each(graphLanguages())('%s graphs', (language) => {
     expect(runPath).toMatch(new RegExp(`^/threads/${thread.thread_id}/runs/[0-9a-f-]{36}$`));
     expect(response.headers.get('location')).toBe(`${runPath}/stream`);
     // The run's own status, not the thread's: a thread may still read idle before its run has marked it busy.
-    await waitFor('the run to finish', async () => (await client.runs.list(thread.thread_id))[0]?.status === 'success', 10_000, 50);
+    await waitFor(
+      'the run to finish',
+      async () => (await client.runs.list(thread.thread_id))[0]?.status === 'success',
+      10_000,
+      50,
+    );
     expect((await client.threads.get(thread.thread_id)).status).toBe('idle');
     const state = await client.threads.getState<{ messages: Array<{ content: string }> }>(thread.thread_id);
     expect(state.values.messages.at(-1)!.content).toBe('done');
