@@ -3,7 +3,7 @@
  * `BENCH_ONLY=runtime`, `BENCH_ONLY=pipeline`, `BENCH_ONLY=controlplane`,
  * `BENCH_ONLY=console` or `BENCH_ONLY=kubernetes` runs one;
  * `BENCH_ONLY=runtime-background` runs only the background-run and join-stream part of bench/runtime,
- * `BENCH_ONLY=runtime-protocol` the legacy vs protocol-v2 thread-run part.
+ * `BENCH_ONLY=runtime-protocol` the legacy vs protocol-v2 thread-run part, `BENCH_ONLY=runtime-python` Python graphs.
  */
 import { benchConsole } from './console';
 import { benchAdminUrl } from './support';
@@ -13,11 +13,17 @@ import { benchPipeline } from './pipeline';
 import { benchRuntime } from './runtime';
 import { benchRuntimeBackground } from './runtimeBackground';
 import { benchRuntimeProtocol } from './runtimeProtocol';
+import { benchRuntimePython } from './runtimePython';
 
 const benchmarks: Array<[string, string, () => Promise<void>]> = [
   ['runtime', 'agent-server runs (graphx runtime vs LangGraph JS dev server vs bare HTTP)', benchRuntime],
   ['runtime-protocol', 'thread runs, legacy stream vs protocol v2 (also part of bench/runtime)', () => benchRuntimeProtocol()],
   ['runtime-background', 'background runs and join streams only (also part of bench/runtime)', () => benchRuntimeBackground()],
+  [
+    'runtime-python',
+    'Python graphs: the executor hop, graphx vs langgraph dev (Python), cold start, idle RSS',
+    benchRuntimePython,
+  ],
   ['controlplane', 'the reads CI polls (GET /ok, deployment, revision, revisions) vs a bare Koa + pg lookup', benchControlPlane],
   ['pipeline', 'create→DEPLOYED of a small LangGraph.js repository, and the orchestration overhead', benchPipeline],
   ['console', "the web console's first-load JavaScript (gzipped) and a 50-node graph picture's render time", benchConsole],

@@ -113,7 +113,7 @@ export function startProcess(
 }
 
 /** One streamed run on a keep-alive agent: [ms to first body byte, ms to end]. */
-export function oneRun(agent: http.Agent, port: number): Promise<[number, number]> {
+export function oneRun(agent: http.Agent, port: number, body: string = BODY): Promise<[number, number]> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     let firstByte = 0;
@@ -124,7 +124,7 @@ export function oneRun(agent: http.Agent, port: number): Promise<[number, number
         path: '/runs/stream',
         method: 'POST',
         agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(BODY) },
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
       },
       (response) => {
         response.on('data', () => {
@@ -138,7 +138,7 @@ export function oneRun(agent: http.Agent, port: number): Promise<[number, number
       },
     );
     request.on('error', reject);
-    request.end(BODY);
+    request.end(body);
   });
 }
 

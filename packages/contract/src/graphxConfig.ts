@@ -8,19 +8,27 @@
 import fs from 'node:fs';
 import { parseEnv } from 'node:util';
 import Joi from 'joi';
+import { GraphxConfigError } from './graphxConfigError';
+import { requestedNodeMajor, requestedPythonVersion } from './languageVersions';
+
+export { GraphxConfigError } from './graphxConfigError';
 
 /** Where a revision runs: what a key does depends on it (`dockerfile_lines` needs an image). */
 export type Runner = 'process' | 'container';
 
-/** graphx.json cannot be used as it is; the message names the file's key and what it accepts. */
-export class GraphxConfigError extends Error {
-  override name = 'GraphxConfigError';
-}
+/** The language of a module graphx.json names: a `.py` file or a dotted module (`package.module`) is Python. */
+export type ModuleLanguage = 'javascript' | 'python';
 
-/** `<file>:<export>` of graphx.json (the export defaults to `default`); `path` relative to graphx.json's directory. */
+/**
+ * `<file>:<export>` of graphx.json (the export defaults to `default`); `path` relative to graphx.json's directory.
+ * A Python module named by its dotted name (`package.module:variable`) has `module` set and no file.
+ */
 export interface ExportRef {
   path: string;
   exportName: string;
+  language: ModuleLanguage;
+  /** `package.module` of a Python graph named by module, else null. */
+  module: string | null;
 }
 
 export interface GraphEntry extends ExportRef {
@@ -62,27 +70,28 @@ export interface GraphxConfig {
   nodeVersion: string | null;
   /** `node_version` as an offered major (OFFERED_NODE_MAJORS), or null when not set: images of that Node line. */
   nodeMajor: number | null;
+  /** What Python graphs (or a Python auth) need; null when the app names no Python module. */
+  python: PythonConfig | null;
 }
 
-/** The Node majors images are offered in (graphx.json `node_version`): the LTS lines the npm registry ships. */
-export const OFFERED_NODE_MAJORS = [20, 22, 24] as const;
-/** The Node major of images when graphx.json names none: the active LTS. */
-export const DEFAULT_NODE_MAJOR = 24;
-
-/**
- * graphx.json `node_version` as a major (`"22"`, `22`; `"22.11"` means 22 as the anchor reads it), or null when it is
- * not set. @throws GraphxConfigError naming the versions offered, for any other value.
- */
-export function requestedNodeMajor(value: unknown): number | null {
-  if (value === undefined || value === null) return null;
-  const major = Number(/^\s*(\d+)(\.\d+)*\s*$/.exec(String(value))?.[1]);
-  if (!(OFFERED_NODE_MAJORS as readonly number[]).includes(major)) {
-    throw new GraphxConfigError(
-      `"node_version" ${JSON.stringify(value)} is not offered: use ${OFFERED_NODE_MAJORS.join(', ')} (default ${DEFAULT_NODE_MAJOR}).`,
-    );
-  }
-  return major;
+/** The Python side of an app: its interpreter line and what its environment installs. */
+export interface PythonConfig {
+  /** One of OFFERED_PYTHON_VERSIONS (DEFAULT_PYTHON_VERSION when graphx.json names none). */
+  version: string;
+  /** Requirement strings for the package index, and local folders (relative to graphx.json's directory). */
+  dependencies: string[];
+  /** A pip configuration file (private indexes), relative to graphx.json's directory, or null. */
+  pipConfigFile: string | null;
 }
+
+export {
+  DEFAULT_NODE_MAJOR,
+  DEFAULT_PYTHON_VERSION,
+  OFFERED_NODE_MAJORS,
+  OFFERED_PYTHON_VERSIONS,
+  requestedNodeMajor,
+  requestedPythonVersion,
+} from './languageVersions';
 
 export interface ReadGraphxConfig {
   config: GraphxConfig;
@@ -92,7 +101,6 @@ export interface ReadGraphxConfig {
 
 const AS_PROCESS = 'apps run as processes, not images';
 const IMAGE_BASE = 'revision images build on graphx-runtime';
-const JS_ONLY = 'only JavaScript graphs are served';
 
 /** Every documented key and what it does per runner: `true` honoured, a string the reason it has no effect. */
 const KEYS: Record<string, Record<Runner, true | string>> = {
@@ -116,9 +124,9 @@ const KEYS: Record<string, Record<Runner, true | string>> = {
     process: 'the platform serves its own agent-server API version',
     container: 'the platform serves its own agent-server API version',
   },
-  python_version: { process: JS_ONLY, container: JS_ONLY },
-  pip_config_file: { process: JS_ONLY, container: JS_ONLY },
-  pip_installer: { process: JS_ONLY, container: JS_ONLY },
+  python_version: { process: true, container: true },
+  pip_config_file: { process: true, container: true },
+  pip_installer: { process: true, container: true },
   store: { process: 'the store has no semantic index here', container: 'the store has no semantic index here' },
   checkpointer: {
     process: 'threads are kept in the deployment database',
@@ -185,14 +193,37 @@ const schema = Joi.object({
     ...Object.fromEntries(ROUTE_GROUPS.map((group) => [`disable_${group}`, Joi.boolean()])),
   }).unknown(true),
   node_version: Joi.alternatives(Joi.string(), Joi.number()),
+  python_version: Joi.alternatives(Joi.string(), Joi.number()),
+  dependencies: Joi.array().items(Joi.string().min(1)),
+  pip_config_file: Joi.string().min(1),
+  pip_installer: Joi.string().valid('auto', 'pip', 'uv'),
 }).unknown(true);
+
+const JS_EXTENSION = /\.(js|mjs|cjs|ts|mts|cts|jsx|tsx)$/;
+const DOTTED_MODULE = /^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$/;
+
+/** The language of a module path: `.py`, or a dotted name that is not a JavaScript file name, is Python. */
+export function moduleLanguage(modulePath: string): { language: ModuleLanguage; module: string | null } {
+  if (modulePath.endsWith('.py')) return { language: 'python', module: null };
+  if (DOTTED_MODULE.test(modulePath) && !JS_EXTENSION.test(modulePath)) return { language: 'python', module: modulePath };
+  return { language: 'javascript', module: null };
+}
 
 /** `<file>:<export>` → its parts; a missing export is `default`. */
 export function exportRef(text: string): ExportRef {
   const separator = text.lastIndexOf(':');
-  return separator > 0
-    ? { path: text.slice(0, separator), exportName: text.slice(separator + 1) }
-    : { path: text, exportName: 'default' };
+  const [modulePath, exportName] = separator > 0 ? [text.slice(0, separator), text.slice(separator + 1)] : [text, 'default'];
+  return { path: modulePath, exportName, ...moduleLanguage(modulePath) };
+}
+
+/** The app's Python side: set when a graph or the auth is Python, or `python_version` is named. */
+function pythonConfigOf(value: Record<string, any>, refs: ExportRef[]): PythonConfig | null {
+  if (value.python_version === undefined && !refs.some((ref) => ref.language === 'python')) return null;
+  return {
+    version: requestedPythonVersion(value.python_version),
+    dependencies: value.dependencies ?? [],
+    pipConfigFile: value.pip_config_file ?? null,
+  };
 }
 
 function graphsOf(graphs: unknown): GraphEntry[] {
@@ -285,12 +316,14 @@ export function parseGraphxConfig(
   if (options.runner !== 'container' && running && nodeMajor !== null && String(nodeMajor) !== running) {
     warnings.push(`graphx.json asks for node_version ${String(value.node_version)}; apps run on Node ${running} here.`);
   }
+  const auth = value.auth ? exportRef(value.auth.path) : null;
+  const httpApp = value.http?.app ? exportRef(value.http.app) : null;
   const config: GraphxConfig = {
     graphs,
     env: envSourceOf(value.env),
-    auth: value.auth ? exportRef(value.auth.path) : null,
+    auth,
     http: {
-      app: value.http?.app ? exportRef(value.http.app) : null,
+      app: httpApp,
       cors: value.http?.cors ?? null,
       disabled: ROUTE_GROUPS.filter((group) => value.http?.[`disable_${group}`] === true),
     },
@@ -298,6 +331,7 @@ export function parseGraphxConfig(
     dockerfileLines: options.runner === 'container' ? dockerfileLines(record) : [],
     nodeVersion: value.node_version === undefined ? null : String(value.node_version),
     nodeMajor,
+    python: pythonConfigOf(value, [...graphs, ...(auth ? [auth] : []), ...(httpApp ? [httpApp] : [])]),
   };
   return { config, warnings };
 }

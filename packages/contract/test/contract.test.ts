@@ -17,9 +17,42 @@ describe('graphx.json', () => {
       { runner: 'process' },
     );
     expect(config.graphs).toEqual([
-      { graphId: 'a', path: './a.ts', exportName: 'graph', description: null },
-      { graphId: 'b', path: './b.ts', exportName: 'make', description: 'the b graph' },
+      { graphId: 'a', path: './a.ts', exportName: 'graph', description: null, language: 'javascript', module: null },
+      { graphId: 'b', path: './b.ts', exportName: 'make', description: 'the b graph', language: 'javascript', module: null },
     ]);
+  });
+
+  test('JavaScript and Python graphs may be named in one file: a .py file or a dotted module is Python', () => {
+    const { config } = parseGraphxConfig(
+      text({
+        graphs: {
+          js: './src/graph.ts:graph',
+          file: './agent/graph.py:graph',
+          module: { path: 'agent.graph:make_graph', description: 'by module' },
+        },
+        dependencies: ['.', 'httpx>=0.27'],
+        pip_config_file: './pip.conf',
+      }),
+      { runner: 'process' },
+    );
+    expect(config.graphs.map(({ graphId, language, module }) => ({ graphId, language, module }))).toEqual([
+      { graphId: 'js', language: 'javascript', module: null },
+      { graphId: 'file', language: 'python', module: null },
+      { graphId: 'module', language: 'python', module: 'agent.graph' },
+    ]);
+    expect(config.python).toEqual({ version: '3.11', dependencies: ['.', 'httpx>=0.27'], pipConfigFile: './pip.conf' });
+    expect(parseGraphxConfig(text({}), { runner: 'process' }).config.python).toBeNull();
+  });
+
+  test('python_version is 3.11, 3.12 or 3.13; any other fails the build naming the versions offered', () => {
+    const python = (version: unknown) =>
+      parseGraphxConfig(JSON.stringify({ graphs: { a: './a.py:graph' }, python_version: version }), { runner: 'container' })
+        .config.python?.version;
+    expect(python('3.12')).toBe('3.12');
+    expect(python(3.13)).toBe('3.13');
+    expect(python('3.11.9')).toBe('3.11');
+    expect(() => python('3.9')).toThrow('"python_version" "3.9" is not offered: use 3.11, 3.12, 3.13 (default 3.11).');
+    expect(() => python('2')).toThrow(GraphxConfigError);
   });
 
   test('dockerfile_lines is honoured by the container runner and named in a warning by the process runner', () => {

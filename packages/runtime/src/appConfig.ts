@@ -13,6 +13,8 @@ import {
   type CorsConfig,
   type EnvSource,
   type ExportRef,
+  type ModuleLanguage,
+  type PythonConfig,
   type RouteGroup,
 } from '@graphx/contract/graphxConfig';
 import { ConfigError } from '@graphx/kit/errors';
@@ -21,9 +23,12 @@ import { logger } from '@graphx/kit/logger';
 export { ROUTE_GROUPS, type RouteGroup } from '@graphx/contract/graphxConfig';
 
 export interface ModuleExportRef {
-  /** Absolute path of the module file. */
+  /** Absolute path of the module file (a Python module named by `module` has none: ''). */
   file: string;
   exportName: string;
+  language: ModuleLanguage;
+  /** `package.module` of a Python module named by its dotted name, else null. */
+  module: string | null;
 }
 
 export interface GraphSpec extends ModuleExportRef {
@@ -39,6 +44,8 @@ export interface AppConfig {
   http: HttpConfig;
   /** Generative UI: agent name → component file (relative to appDir), and the packages the page shares with it. */
   ui: { components: Record<string, string>; shared: string[] };
+  /** The Python side (version, dependencies) when a graph or the auth is Python; else null. */
+  python: PythonConfig | null;
 }
 
 export interface HttpConfig {
@@ -50,7 +57,12 @@ export interface HttpConfig {
 
 /** An export of graphx.json with its module's absolute path. */
 function resolved(ref: ExportRef, appDir: string): ModuleExportRef {
-  return { file: path.resolve(appDir, ref.path), exportName: ref.exportName };
+  return {
+    file: ref.module ? '' : path.resolve(appDir, ref.path),
+    exportName: ref.exportName,
+    language: ref.language,
+    module: ref.module,
+  };
 }
 
 function readEnv(env: EnvSource, appDir: string): Record<string, string> {
@@ -98,6 +110,7 @@ export function loadAppConfig(configPath: string): AppConfig {
       disabled: config.http.disabled,
     },
     ui: config.ui,
+    python: config.python,
   };
 }
 

@@ -15,6 +15,8 @@ export interface GraphSchema {
   input?: Record<string, unknown>;
   output?: Record<string, unknown>;
   config?: Record<string, unknown>;
+  /** Apart from `config` in Python graphs (LangGraph.js has one for both). */
+  context?: Record<string, unknown>;
 }
 
 // A real dynamic import even where TypeScript compiles `import()` to `require()` (CommonJS output).
@@ -141,6 +143,9 @@ export async function graphSchemaOf(
   load: ModuleLoader,
   fromSource: () => Promise<GraphSchema | undefined> = async () => undefined,
 ): Promise<GraphSchema> {
+  // A Python graph's schemas come from the Python library (the executor).
+  const python = graph as { pythonSchemas?: () => Promise<GraphSchema> };
+  if (typeof python.pythonSchemas === 'function') return python.pythonSchemas();
   const builder = (graph as { builder?: GraphBuilderInternals }).builder ?? {};
   const found =
     fromStateSchema(builder) ??

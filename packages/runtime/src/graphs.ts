@@ -9,6 +9,8 @@ import type { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { ConfigError } from '@graphx/kit/errors';
 import type { GraphSpec } from './appConfig';
 import { importExport } from './moduleLoader';
+import type { PythonExecutor } from './python/executor';
+import { PythonGraph } from './python/pythonGraph';
 import { extractStaticGraphSchemas, type StaticGraphSchemas } from './staticGraphSchemas';
 import type { AssistantDefaults } from './settings';
 
@@ -32,6 +34,10 @@ export interface RunnableGraph {
     supersteps: Array<{ updates: Array<{ values: unknown; asNode?: string }> }>,
   ): Promise<{ configurable?: Record<string, unknown> }>;
   withConfig(config: Record<string, unknown>): RunnableGraph;
+  /** A graph held elsewhere (a Python graph) is bound to the config of each run or request. */
+  bindConfig?(config: Record<string, unknown>): RunnableGraph;
+  /** The graph's own form of the API's `command` (a Python graph's); else the app's LangGraph.js Command is used. */
+  command?(fields: Record<string, unknown>): unknown;
   checkpointer?: unknown;
   store?: unknown;
 }
@@ -142,7 +148,10 @@ export class LoadedGraph {
 
   /** The graph to run: a factory is called per run with the run's config. */
   async forRun(config: Record<string, unknown>, stateful: boolean): Promise<RunnableGraph> {
-    if (!this.factory) return (stateful ? this.threaded : this.threadless)!;
+    if (!this.factory) {
+      const graph = (stateful ? this.threaded : this.threadless)!;
+      return graph.bindConfig ? graph.bindConfig(config) : graph;
+    }
     const compiled = toCompiled(await this.factory(config), this.spec.graphId);
     return withCheckpointer(compiled, stateful ? this.checkpointer : undefined, this.store);
   }
@@ -152,6 +161,7 @@ export class LoadedGraph {
    * use); none when that fails (a JavaScript source, a type error the checker cannot get past), with a warning.
    */
   staticSchemas(): Promise<StaticGraphSchemas | undefined> {
+    if (this.spec.language === 'python') return Promise.resolve(undefined);
     this.typeCheckedSchemas ??= extractStaticGraphSchemas(this.spec.file, this.spec.exportName).catch((error: Error) => {
       process.emitWarning(`graph "${this.spec.graphId}": ${error.message}`);
       return undefined;
@@ -173,6 +183,7 @@ export class GraphRegistry {
 
   /**
    * Imports every graph of graphx.json (awaiting promises); `defaults` are the system assistants' config and context.
+   * Python graphs are loaded by the executor (`python`), which must be there when graphx.json names one.
    * @throws ConfigError naming the graph that failed.
    */
   static async load(
@@ -180,11 +191,19 @@ export class GraphRegistry {
     checkpointer: PostgresSaver,
     store: BaseStore,
     defaults: AssistantDefaults = {},
+    python?: { executor: PythonExecutor; appDir: string },
   ): Promise<GraphRegistry> {
     const loadedAt = new Date().toISOString();
+    const pythonSpecs = specs.filter((spec) => spec.language === 'python');
+    if (pythonSpecs.length > 0) {
+      if (!python) throw new ConfigError(`Graph ${pythonSpecs[0]!.graphId} is Python, and no Python executor runs here`);
+      await python.executor.call('load', { app_dir: python.appDir, graphs: pythonSpecs }).catch((error: Error) => {
+        throw new ConfigError(error.message);
+      });
+    }
     const graphs: LoadedGraph[] = [];
     for (const spec of specs) {
-      const exported = await importExport(spec);
+      const exported = spec.language === 'python' ? new PythonGraph(python!.executor, spec.graphId) : await importExport(spec);
       graphs.push(new LoadedGraph(spec, await exported, checkpointer, store, loadedAt, defaults[spec.graphId]));
     }
     return new GraphRegistry(graphs);

@@ -15,13 +15,11 @@ import { jsonBodyMiddleware } from '@graphx/kit/http/jsonBody';
 import Router from '@koa/router';
 import { everyHttpMethod } from '@graphx/kit/http/router';
 import { requestIdMiddleware } from '@graphx/kit/http/requestId';
-import { ConfigError } from '@graphx/kit/errors';
 import { INSTANCE_ENV } from '@graphx/contract/instanceEnv';
 import { httpMetricsMiddleware } from '@graphx/kit/http/metrics';
 import { requestLogMiddleware } from '@graphx/kit/http/requestLog';
 import { logger } from '@graphx/kit/logger';
 import { applyAppEnv, loadAppConfig } from './appConfig';
-import { isJsAuth, jsAppAuth, type AppAuth } from './auth/appAuth';
 import { authMiddleware } from './auth/authMiddleware';
 import { ControlPlaneClient } from './controlPlaneClient';
 import { BackgroundRuns } from './execution/backgroundRuns';
@@ -38,24 +36,22 @@ import { ThreadService } from './execution/threadService';
 import { TtlSweeper } from './execution/ttlSweeper';
 import { AssistantDirectory, assistantConfigOf } from './assistants';
 import { importAsApp } from './graphSchemas';
-import { GraphRegistry } from './graphs';
 import { httpExceptionMiddleware } from '@graphx/kit/http/httpException';
 import { corsMiddleware } from './http/cors';
 import { devStudioPagesMiddleware, isDevStudioToken } from './http/devStudio';
 import { bindLoopback } from './http/loopback';
-import { asFetchApp, customAppMiddleware, disabledRoutesMiddleware, type FetchApp } from './http/customApp';
+import { customAppMiddleware, disabledRoutesMiddleware } from './http/customApp';
 import type { RuntimeServices } from './http/routes/context';
 import { registerRuntimeRoutes } from './http/routes';
 import { passUpgradeThroughApp } from './http/upgrade';
 import { RuntimeMetrics } from './metrics';
-import { importExport } from './moduleLoader';
 import { RunRecorder } from './recording/runRecorder';
 import { TraceShipper } from './recording/traceShipper';
 import { CronStore } from './storage/cronStore';
 import { RunQueueStore } from './storage/runQueueStore';
 import { RunStore } from './storage/runStore';
 import { webhookDeliverer } from './recording/webhook';
-import { assistantDefaultsFromEnv, runTuningFromEnv } from './settings';
+import { runTuningFromEnv } from './settings';
 import { AssistantStore } from './storage/assistantStore';
 import { keepLatestCheckpoint } from './storage/checkpointPrune';
 import { ensureRuntimeSchema } from './storage/schema';
@@ -67,6 +63,7 @@ import { threadStorage } from './storage/threadStorage';
 import { createLongTermStore } from './storage/longTermStore';
 import { survivePoolConnectionLoss } from './storage/idleConnections';
 import { poolSmallRandomValues } from './randomPool';
+import { loadApplication, packageVersion, registerSdkLogger } from './appLoading';
 
 export interface RuntimeOptions {
   configPath: string;
@@ -87,30 +84,6 @@ export interface RunningRuntime {
 
 const DRAIN_TIMEOUT_MS = 30_000;
 
-function packageVersion(appDir: string, name: string): string | null {
-  try {
-    return (createRequire(path.join(appDir, 'noop.js'))(`${name}/package.json`) as { version: string }).version;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Makes `getLogger()` of `@langchain/langgraph-sdk/logging` work in app code, at import time included: the SDK reads
- * its logger from this global symbol, which the anchor's server sets before it loads graphs.
- */
-function registerSdkLogger(): void {
-  const key = Symbol.for('langgraph.api.sdk-logger');
-  (globalThis as Record<symbol, unknown>)[key] ??= logger.child({ component: 'app' });
-}
-
-async function loadAppAuth(config: ReturnType<typeof loadAppConfig>): Promise<AppAuth | null> {
-  if (!config.auth) return null;
-  const exported = await importExport(config.auth);
-  if (!isJsAuth(exported)) throw new ConfigError(`auth.path ${config.auth.file}:${config.auth.exportName} is not an Auth object`);
-  return jsAppAuth(exported);
-}
-
 /**
  * Starts one runtime instance and resolves once it serves (GET /ok answers 200).
  * @throws ConfigError for a bad graphx.json, a graph or auth module that does not load.
@@ -129,11 +102,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   await ensureRuntimeSchema(pool, checkpointer, store);
 
   registerSdkLogger();
-  const graphs = await GraphRegistry.load(appConfig.graphs, checkpointer, store, assistantDefaultsFromEnv());
-  const appAuth = await loadAppAuth(appConfig);
-  const customApp: FetchApp | null = appConfig.http.app
-    ? asFetchApp(await importExport(appConfig.http.app), `${appConfig.http.app.file}:${appConfig.http.app.exportName}`)
-    : null;
+  // A graph, auth or app that does not load stops the start with the pools closed (else the process would linger).
+  const { python, graphs, appAuth, customApp } = await loadApplication(appConfig, options.databaseUri, checkpointer, store).catch(
+    async (error: unknown) => {
+      await store.stop().catch(() => undefined);
+      await pool.end().catch(() => undefined);
+      throw error;
+    },
+  );
   const controlPlane = options.controlPlane
     ? new ControlPlaneClient(options.controlPlane.url, options.controlPlane.serviceToken, options.controlPlane.socketPath ?? null)
     : null;
@@ -313,6 +289,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
         ['background runs', () => backgroundRuns.close()],
         ['run coordinator', () => coordinator.close()],
         ['run recorder', () => recorder.close()],
+        ['python executor', () => python?.close()],
         ['store', () => store.stop()],
         ['trace shipper', () => shipper?.close()],
         ['database pool', () => pool.end()],

@@ -165,7 +165,11 @@ export class RunService {
     try {
       yield { event: 'metadata', data: { run_id: run.run_id, attempt: 1 } };
       const graph = await prepared.graph.forRun(prepared.graphConfig, prepared.stateful);
-      const input = request.command ? new (await this.deps.commandClass())(request.command) : (request.input ?? null);
+      const input = !request.command
+        ? (request.input ?? null)
+        : graph.command
+          ? graph.command(request.command)
+          : new (await this.deps.commandClass())(request.command);
       const options = {
         modes: request.stream_mode,
         config: prepared.graphConfig,

@@ -139,14 +139,13 @@ export class ThreadStateService {
    * the anchor does for the `supersteps` of a new thread); taken like `update`.
    */
   async bulkUpdate(threadId: string, filter: ContainmentFilter, supersteps: Superstep[]): Promise<Record<string, unknown>> {
-    const Command = supersteps.some((step) => step.updates.some((one) => one.command)) ? await this.commandClass() : null;
-    const steps = supersteps.map((step) => ({
-      updates: step.updates.map((one) => ({
-        values: one.command && Command ? new Command(one.command) : one.values,
-        asNode: one.as_node,
-      })),
-    }));
-    return this.underLease(threadId, filter, {}, (compiled, config) => {
+    const hasCommands = supersteps.some((step) => step.updates.some((one) => one.command));
+    return this.underLease(threadId, filter, {}, async (compiled, config) => {
+      const Command = hasCommands && !compiled.command ? await this.commandClass() : null;
+      const command = (fields: Record<string, unknown>) => (compiled.command ? compiled.command(fields) : new Command!(fields));
+      const steps = supersteps.map((step) => ({
+        updates: step.updates.map((one) => ({ values: one.command ? command(one.command) : one.values, asNode: one.as_node })),
+      }));
       if (typeof compiled.bulkUpdateState !== 'function') {
         throw new InputError("The application's @langchain/langgraph cannot apply supersteps: it has no bulkUpdateState.");
       }

@@ -6,7 +6,16 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createTestDatabase, projectRoot, startDevRuntime, type RuntimeProcess } from './support/runtimeHarness';
+import {
+  createTestDatabase,
+  projectRoot,
+  startDevRuntime,
+  type RuntimeProcess,
+  fixtureIn,
+  graphLanguages,
+  RUNTIME_START_MS,
+  type GraphLanguage,
+} from './support/runtimeHarness';
 
 const venvDir = path.join(projectRoot, '.test-data', 'python-sdk-venv');
 const python = path.join(venvDir, 'bin', 'python');
@@ -39,56 +48,57 @@ async def main(url):
 asyncio.run(main(sys.argv[1]))
 `;
 
-const skipReason = ensurePythonClient();
-const pythonTest = skipReason ? test.skip : test;
-if (skipReason) console.warn(`Python client tests skipped: ${skipReason}`);
+describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
+  const skipReason = ensurePythonClient();
+  const pythonTest = skipReason ? test.skip : test;
+  if (skipReason) console.warn(`Python client tests skipped: ${skipReason}`);
 
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
-let runtime: RuntimeProcess;
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let runtime: RuntimeProcess;
 
-beforeAll(async () => {
-  if (skipReason) return;
-  database = await createTestDatabase('py');
-  runtime = await startDevRuntime('runtime-echo', database.url);
-});
+  beforeAll(async () => {
+    if (skipReason) return;
+    database = await createTestDatabase('py');
+    runtime = await startDevRuntime(fixtureIn('runtime-echo', language), database.url);
+  }, RUNTIME_START_MS + 30_000);
 
-afterAll(async () => {
-  await runtime?.stop();
-  await database?.drop();
-});
+  afterAll(async () => {
+    await runtime?.stop();
+    await database?.drop();
+  });
 
-pythonTest('the Python langgraph-sdk client streams a run and searches threads', () => {
-  const output = execFileSync(python, ['-c', SCRIPT, runtime.url], { encoding: 'utf8', timeout: 60_000 });
-  const result = JSON.parse(output.trim().split('\n').at(-1)!) as {
-    events: Array<{ event: string; data: any }>;
-    thread_id: string;
-    found: string[];
-    status: string;
-  };
-  expect(result.events.map((event) => event.event)).toEqual(['metadata', 'updates', 'updates']);
-  expect(result.events[1]!.data.agent.messages[0]).toMatchObject({ content: 'echo: from python', type: 'ai' });
-  expect(result.found).toEqual([result.thread_id]);
-  expect(result.status).toBe('idle');
-});
+  pythonTest('the Python langgraph-sdk client streams a run and searches threads', () => {
+    const output = execFileSync(python, ['-c', SCRIPT, runtime.url], { encoding: 'utf8', timeout: 60_000 });
+    const result = JSON.parse(output.trim().split('\n').at(-1)!) as {
+      events: Array<{ event: string; data: any }>;
+      thread_id: string;
+      found: string[];
+      status: string;
+    };
+    expect(result.events.map((event) => event.event)).toEqual(['metadata', 'updates', 'updates']);
+    expect(result.events[1]!.data.agent.messages[0]).toMatchObject({ content: 'echo: from python', type: 'ai' });
+    expect(result.found).toEqual([result.thread_id]);
+    expect(result.status).toBe('idle');
+  });
 
-/** Runs `body` (the inside of `async def main(client)`, returning a JSON-able value) with the Python client. */
-function runPython(body: string): any {
-  const script = [
-    'import asyncio, json, sys',
-    'from langgraph_sdk import get_client',
-    'async def main(client):',
-    ...body
-      .trim()
-      .split('\n')
-      .map((line) => `    ${line}`),
-    'print(json.dumps(asyncio.run(main(get_client(url=sys.argv[1], api_key=None)))))',
-  ].join('\n');
-  const output = execFileSync(python, ['-c', script, runtime.url], { encoding: 'utf8', timeout: 60_000 });
-  return JSON.parse(output.trim().split('\n').at(-1)!);
-}
+  /** Runs `body` (the inside of `async def main(client)`, returning a JSON-able value) with the Python client. */
+  function runPython(body: string): any {
+    const script = [
+      'import asyncio, json, sys',
+      'from langgraph_sdk import get_client',
+      'async def main(client):',
+      ...body
+        .trim()
+        .split('\n')
+        .map((line) => `    ${line}`),
+      'print(json.dumps(asyncio.run(main(get_client(url=sys.argv[1], api_key=None)))))',
+    ].join('\n');
+    const output = execFileSync(python, ['-c', script, runtime.url], { encoding: 'utf8', timeout: 60_000 });
+    return JSON.parse(output.trim().split('\n').at(-1)!);
+  }
 
-pythonTest('the Python client reads a thread history newest first, the head first, and pages it with before', () => {
-  const result = runPython(`
+  pythonTest('the Python client reads a thread history newest first, the head first, and pages it with before', () => {
+    const result = runPython(`
 thread = await client.threads.create()
 await client.runs.wait(thread["thread_id"], "agent", input={"messages": [{"role": "user", "content": "hist"}]})
 history = await client.threads.get_history(thread["thread_id"], limit=10)
@@ -100,29 +110,29 @@ return {
     "head_next": history[0]["next"],
     "older": [o["checkpoint"]["checkpoint_id"] for o in older] == [history[1]["checkpoint"]["checkpoint_id"]],
 }`);
-  expect(result.counts[0]).toBe(3);
-  expect(result.counts).toEqual([...result.counts].sort((a: number, b: number) => b - a));
-  expect(result).toMatchObject({ head_is_state: true, head_next: [], older: true });
-});
+    expect(result.counts[0]).toBe(3);
+    expect(result.counts).toEqual([...result.counts].sort((a: number, b: number) => b - a));
+    expect(result).toMatchObject({ head_is_state: true, head_next: [], older: true });
+  });
 
-pythonTest('the Python client creates a background run, joins it and replays its resumable stream', () => {
-  const result = runPython(`
+  pythonTest('the Python client creates a background run, joins it and replays its resumable stream', () => {
+    const result = runPython(`
 thread = await client.threads.create()
 run = await client.runs.create(thread["thread_id"], "agent", input={"messages": [{"role": "user", "content": "bg"}]}, stream_resumable=True)
 values = await client.runs.join(thread["thread_id"], run["run_id"])
 events = [part.event async for part in client.runs.join_stream(thread["thread_id"], run["run_id"], last_event_id="-1")]
 done = await client.runs.get(thread["thread_id"], run["run_id"])
 return {"created": run["status"], "texts": [m["content"] for m in values["messages"]], "events": events, "status": done["status"]}`);
-  expect(result).toEqual({
-    created: 'pending',
-    texts: ['bg', 'echo: bg', 'ok'],
-    events: ['metadata', 'values', 'values', 'values'],
-    status: 'success',
+    expect(result).toEqual({
+      created: 'pending',
+      texts: ['bg', 'echo: bg', 'ok'],
+      events: ['metadata', 'values', 'values', 'values'],
+      status: 'success',
+    });
   });
-});
 
-pythonTest("the Python client joins a thread's stream from its start and sees each run begin and end", () => {
-  const result = runPython(`
+  pythonTest("the Python client joins a thread's stream from its start and sees each run begin and end", () => {
+    const result = runPython(`
 thread = await client.threads.create()
 run = await client.runs.wait(thread["thread_id"], "agent", input={"messages": [{"role": "user", "content": "watched"}]})
 seen = []
@@ -131,14 +141,14 @@ async for part in await client.threads.join_stream(thread["thread_id"], last_eve
     if part.data.get("status") == "run_done":
         break
 return seen`);
-  expect(result).toEqual([
-    { event: 'metadata', data: { run_id: expect.any(String), attempt: 1 } },
-    { event: 'metadata', data: { status: 'run_done', run_id: result[0].data.run_id } },
-  ]);
-});
+    expect(result).toEqual([
+      { event: 'metadata', data: { run_id: expect.any(String), attempt: 1 } },
+      { event: 'metadata', data: { status: 'run_done', run_id: result[0].data.run_id } },
+    ]);
+  });
 
-pythonTest('the Python client cancels a running background run and waits for it to stop', () => {
-  const result = runPython(`
+  pythonTest('the Python client cancels a running background run and waits for it to stop', () => {
+    const result = runPython(`
 thread = await client.threads.create()
 run = await client.runs.create(thread["thread_id"], "slow", input={"messages": [{"role": "user", "content": "stop"}]})
 await asyncio.sleep(0.5)
@@ -146,11 +156,11 @@ await client.runs.cancel(thread["thread_id"], run["run_id"], wait=True)
 stopped = await client.runs.get(thread["thread_id"], run["run_id"])
 after = await client.threads.get(thread["thread_id"])
 return {"status": stopped["status"], "thread": after["status"]}`);
-  expect(result).toEqual({ status: 'interrupted', thread: 'idle' });
-});
+    expect(result).toEqual({ status: 'interrupted', thread: 'idle' });
+  });
 
-pythonTest('the Python client puts, gets, searches, lists and deletes store items', () => {
-  const result = runPython(`
+  pythonTest('the Python client puts, gets, searches, lists and deletes store items', () => {
+    const result = runPython(`
 await client.store.put_item(["py", "prefs"], "theme", {"color": "green"})
 await client.store.put_item(["py", "notes"], "n1", {"text": "hello"})
 item = await client.store.get_item(["py", "prefs"], "theme")
@@ -159,19 +169,19 @@ spaces = await client.store.list_namespaces(prefix=["py"])
 await client.store.delete_item(["py", "prefs"], "theme")
 gone = await client.store.search_items(["py", "prefs"])
 return {"value": item["value"], "found": [i["key"] for i in found["items"]], "spaces": sorted(spaces["namespaces"]), "gone": gone["items"]}`);
-  expect(result).toEqual({
-    value: { color: 'green' },
-    found: ['theme'],
-    spaces: [
-      ['py', 'notes'],
-      ['py', 'prefs'],
-    ],
-    gone: [],
+    expect(result).toEqual({
+      value: { color: 'green' },
+      found: ['theme'],
+      spaces: [
+        ['py', 'notes'],
+        ['py', 'prefs'],
+      ],
+      gone: [],
+    });
   });
-});
 
-pythonTest('the Python client creates, versions, finds, draws and deletes assistants', () => {
-  const result = runPython(`
+  pythonTest('the Python client creates, versions, finds, draws and deletes assistants', () => {
+    const result = runPython(`
 created = await client.assistants.create("agent", config={"configurable": {"tone": "dry"}}, metadata={"owner": "py"}, name="py-dry")
 updated = await client.assistants.update(created["assistant_id"], metadata={"owner": "py", "v": 2}, name="py-dry-2")
 versions = await client.assistants.get_versions(created["assistant_id"])
@@ -194,21 +204,21 @@ return {
     "schema_graph": schemas["graph_id"],
     "left": left,
 }`);
-  expect(result).toEqual({
-    created: ['agent', 1, 'py-dry'],
-    updated: [2, 'py-dry-2'],
-    versions: [1, 2],
-    latest: [1, 'py-dry'],
-    found: true,
-    count: 1,
-    has_nodes: true,
-    schema_graph: 'agent',
-    left: [],
+    expect(result).toEqual({
+      created: ['agent', 1, 'py-dry'],
+      updated: [2, 'py-dry-2'],
+      versions: [1, 2],
+      latest: [1, 'py-dry'],
+      found: true,
+      count: 1,
+      has_nodes: true,
+      schema_graph: 'agent',
+      left: [],
+    });
   });
-});
 
-pythonTest('the Python client creates, searches, updates and deletes crons, and a per-second cron on a thread fires', () => {
-  const result = runPython(`
+  pythonTest('the Python client creates, searches, updates and deletes crons, and a per-second cron on a thread fires', () => {
+    const result = runPython(`
 thread = await client.threads.create()
 yearly = await client.crons.create("agent", schedule="0 0 1 1 *", input={"messages": [{"role": "user", "content": "new year"}]}, metadata={"from": "py"})
 ticking = await client.crons.create_for_thread(thread["thread_id"], "agent", schedule="* * * * * *", input={"messages": [{"role": "user", "content": "tick"}]})
@@ -231,13 +241,13 @@ return {
     "fired": any(r["status"] == "success" for r in runs),
     "left": left,
 }`);
-  expect(result).toEqual({ found: true, counted: 1, moved: ['0 12 1 1 *', '12:00'], fired: true, left: [] });
-});
+    expect(result).toEqual({ found: true, counted: 1, moved: ['0 12 1 1 *', '12:00'], fired: true, left: [] });
+  });
 
-pythonTest(
-  'the Python client: a stream left without on_disconnect keeps running, and a second submit to the busy thread is queued after it',
-  () => {
-    const result = runPython(`
+  pythonTest(
+    'the Python client: a stream left without on_disconnect keeps running, and a second submit to the busy thread is queued after it',
+    () => {
+      const result = runPython(`
 thread = await client.threads.create()
 tid = thread["thread_id"]
 async for part in client.runs.stream(tid, "slow", input={"messages": [{"role": "user", "content": "first"}]}):
@@ -245,7 +255,8 @@ async for part in client.runs.stream(tid, "slow", input={"messages": [{"role": "
 second = await client.runs.wait(tid, "agent", input={"messages": [{"role": "user", "content": "second"}]})
 runs = await client.runs.list(tid)
 return {"texts": [m["content"] for m in second["messages"]], "statuses": [r["status"] for r in runs]}`);
-    // The slow run finished ("done") before the queued one answered "second".
-    expect(result).toEqual({ texts: ['first', 'done', 'second', 'echo: second', 'ok'], statuses: ['success', 'success'] });
-  },
-);
+      // The slow run finished ("done") before the queued one answered "second".
+      expect(result).toEqual({ texts: ['first', 'done', 'second', 'echo: second', 'ok'], statuses: ['success', 'success'] });
+    },
+  );
+});

@@ -30,7 +30,7 @@ function schemasBody(graphId: string, schema: Awaited<ReturnType<typeof graphSch
     state_schema: schema.state,
     config_schema: schema.config,
     // As the anchor's JS server: configSchema and contextSchema are one thing in LangGraph.js.
-    context_schema: schema.config,
+    context_schema: schema.context !== undefined ? schema.context : schema.config,
   };
 }
 

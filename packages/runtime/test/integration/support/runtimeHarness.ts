@@ -52,10 +52,18 @@ export async function spawnRuntime(options: {
   env: Record<string, string>;
   cwd?: string;
   port: number;
+  startTimeoutMs?: number;
 }): Promise<RuntimeProcess> {
   const child = spawn(process.execPath, [path.join(projectRoot, 'bin', 'graphx.js'), ...options.args], {
     cwd: options.cwd ?? projectRoot,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', GRAPHX_LOG_LEVEL: 'warn', ...options.env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      GRAPHX_LOG_LEVEL: 'warn',
+      // One cache of Python environments for every test app: apps with the same requirements share one.
+      GRAPHX_PYTHON_ENVS_DIR: path.join(projectRoot, '.test-data', 'python-envs'),
+      ...options.env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -69,7 +77,7 @@ export async function spawnRuntime(options: {
         if (child.exitCode !== null) throw new Error(`runtime exited: ${output}`);
         return (await fetch(`${url}/ok`)).status === 200;
       },
-      60_000,
+      options.startTimeoutMs ?? RUNTIME_START_MS,
       100,
     );
   } catch (error) {
@@ -196,3 +204,20 @@ export async function readSse(response: Response): Promise<Array<{ event: string
       return { event: lines[0]!.slice('event: '.length), data: JSON.parse(lines[1]!.slice('data: '.length)) };
     });
 }
+
+/** The languages graphs are written in: every agent-server test runs over the JavaScript fixtures and their Python twins. */
+export type GraphLanguage = 'javascript' | 'python';
+
+/** The languages to test (GRAPHX_TEST_LANGUAGES=javascript,python narrows it while developing). */
+export function graphLanguages(): GraphLanguage[] {
+  const chosen = (process.env.GRAPHX_TEST_LANGUAGES ?? 'javascript,python').split(',').map((item) => item.trim());
+  return (['javascript', 'python'] as const).filter((language) => chosen.includes(language));
+}
+
+/** A runtime fixture in `language`: the Python twin of `runtime-x` is `runtime-x-py`. */
+export function fixtureIn(app: string, language: GraphLanguage): string {
+  return language === 'python' ? `${app}-py` : app;
+}
+
+/** How long a runtime may take to start: a Python app's first start builds its virtual environment (cached after). */
+export const RUNTIME_START_MS = 240_000;

@@ -1,0 +1,171 @@
+/**
+ * Python graphs: threadless `POST /runs/stream` (updates mode) of the echo graph written in JavaScript and in Python,
+ * both served by one `graphx dev` (test/fixtures/apps/runtime-mixed), and the Python one served by LangChain's own
+ * Python dev server (`langgraph dev` of `langgraph-cli[inmem]`, installed from the package index into .test-data, as
+ * its licence allows for local use); 8 and 32 clients. Prints runs/s, p50 whole run and server CPU per run, the
+ * executor hop (Python minus JavaScript on the same server, one client), a Python app's cold start (process start
+ * → /ok, its environment built) and its idle RSS (the process tree: Node and the executor). Asserts nothing.
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Client as PgClient } from 'pg';
+import { findFreePort } from '@graphx/kit/net/ports';
+import { oneRun, ROOT, startProcess, treeCpuMs, treeRssMb, type Server } from './runtimeProcess';
+
+const run = promisify(execFile);
+const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'apps');
+const SECONDS_PER_POINT = Number(process.env.BENCH_SECONDS ?? 5);
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
+const body = (assistantId: string) =>
+  JSON.stringify({ assistant_id: assistantId, input: { messages: [{ role: 'user', content: 'hi' }] }, stream_mode: 'updates' });
+
+async function measure(server: Server, assistantId: string, clients: number) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
+  const payload = body(assistantId);
+  for (let index = 0; index < clients * 2; index += 1) await oneRun(agent, server.port, payload);
+  const totals: number[] = [];
+  const cpuBefore = treeCpuMs(server.pid);
+  const started = performance.now();
+  const deadline = started + SECONDS_PER_POINT * 1000;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (performance.now() < deadline) totals.push((await oneRun(agent, server.port, payload))[1]);
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const cpuPerRun = (treeCpuMs(server.pid) - cpuBefore) / totals.length;
+  agent.destroy();
+  return { runsPerSecond: totals.length / seconds, totalP50: median(totals), cpuPerRun };
+}
+
+/** `langgraph dev` (langgraph-cli[inmem]) serving the Python echo graph, or why it cannot run here. */
+async function langgraphPythonDev(): Promise<Server | string> {
+  const dir = path.join(ROOT, '.test-data', 'bench-langgraph-py');
+  const venv = path.join(dir, 'venv');
+  try {
+    if (!fs.existsSync(path.join(venv, 'bin', 'langgraph'))) {
+      fs.mkdirSync(dir, { recursive: true });
+      await run('python3', ['-m', 'venv', venv]);
+      await run(path.join(venv, 'bin', 'python'), ['-m', 'pip', 'install', '-q', 'langgraph-cli[inmem]'], { timeout: 600_000 });
+    }
+  } catch (error) {
+    return `could not install langgraph-cli[inmem]: ${(error as Error).message.split('\n')[0]}`;
+  }
+  const app = path.join(FIXTURES, 'runtime-echo-py');
+  fs.writeFileSync(
+    path.join(dir, 'langgraph.json'),
+    JSON.stringify({ graphs: { agent: `${app}/echo_app/graph.py:graph` }, dependencies: [app], env: { ECHO_PREFIX: 'echo' } }),
+  );
+  const port = await findFreePort();
+  try {
+    return await startProcess(
+      'langgraph dev (Python)',
+      path.join(venv, 'bin', 'langgraph'),
+      [
+        'dev',
+        '--config',
+        path.join(dir, 'langgraph.json'),
+        '--port',
+        String(port),
+        '--host',
+        '127.0.0.1',
+        '--no-browser',
+        '--no-reload',
+      ],
+      { LANGGRAPH_CLI_NO_ANALYTICS: '1', LANGSMITH_TRACING: 'false', BROWSER: 'none' },
+      port,
+      dir,
+    );
+  } catch (error) {
+    return `could not start: ${(error as Error).message.split('\n')[0]}`;
+  }
+}
+
+function line(name: string, clients: number, result: Awaited<ReturnType<typeof measure>>): string {
+  return `${name.padEnd(30)} ${String(clients).padStart(7)} ${result.runsPerSecond.toFixed(1).padStart(8)} ${result.totalP50.toFixed(2).padStart(18)} ${result.cpuPerRun.toFixed(2).padStart(19)}`;
+}
+
+export async function benchRuntimePython(): Promise<void> {
+  const adminUrl = process.env.GRAPHX_BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const databaseName = `gx_bench_py_${Date.now().toString(36)}`;
+  const admin = new PgClient({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${databaseName}"`);
+  const databaseUri = adminUrl.replace(/\/[^/]*$/, `/${databaseName}`);
+  const servers: Server[] = [];
+  const dev = async (app: string) => {
+    const port = await findFreePort();
+    const args = [
+      path.join(ROOT, 'bin', 'graphx.js'),
+      'dev',
+      '--config',
+      path.join(FIXTURES, app, 'graphx.json'),
+      '--port',
+      String(port),
+    ];
+    const started = performance.now();
+    const server = await startProcess(
+      `graphx dev ${app}`,
+      process.execPath,
+      args,
+      { DATABASE_URI: databaseUri, GRAPHX_LOG_LEVEL: 'warn' },
+      port,
+    );
+    servers.push(server);
+    return { server, startMs: performance.now() - started };
+  };
+  try {
+    // The environment is built (and cached) by the first start; the second start is the cold start a rollout sees.
+    await (await dev('runtime-echo-py')).server.stop();
+    servers.length = 0;
+    const { server: pythonOnly, startMs } = await dev('runtime-echo-py');
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    console.log(`Python app cold start (process start → /ok, environment cached): ${startMs.toFixed(0)} ms`);
+    console.log(`Python app idle RSS (Node + executor): ${treeRssMb(pythonOnly.pid).toFixed(0)} MB`);
+    await pythonOnly.stop();
+    servers.length = 0;
+
+    const { server: mixed } = await dev('runtime-mixed');
+    console.log(`\nthreadless /runs/stream, updates mode, ${SECONDS_PER_POINT} s per point`);
+    console.log('server / graph                 clients   runs/s   p50 whole run ms   server CPU ms/run');
+    const hop: Record<string, Awaited<ReturnType<typeof measure>>> = {};
+    for (const graph of ['js_agent', 'py_agent']) {
+      hop[graph] = await measure(mixed, graph, 1);
+      console.log(line(`graphx ${graph}`, 1, hop[graph]!));
+    }
+    const ours: Record<number, number> = {};
+    for (const clients of [8, 32]) {
+      console.log(line('graphx js_agent', clients, await measure(mixed, 'js_agent', clients)));
+      const python = await measure(mixed, 'py_agent', clients);
+      ours[clients] = python.runsPerSecond;
+      console.log(line('graphx py_agent', clients, python));
+    }
+    console.log(
+      `\nexecutor hop per run (py_agent − js_agent, one client): ${(hop.py_agent!.totalP50 - hop.js_agent!.totalP50).toFixed(2)} ms wall, ` +
+        `${(hop.py_agent!.cpuPerRun - hop.js_agent!.cpuPerRun).toFixed(2)} ms CPU`,
+    );
+    await mixed.stop();
+    servers.length = 0;
+
+    const peer = await langgraphPythonDev();
+    if (typeof peer === 'string') {
+      console.log(`peer (langgraph dev, Python): ${peer}`);
+      return;
+    }
+    servers.push(peer);
+    const ratios: string[] = [];
+    for (const clients of [8, 32]) {
+      const result = await measure(peer, 'agent', clients);
+      console.log(line(peer.name, clients, result));
+      ratios.push(`${clients} clients ${((ours[clients] ?? NaN) / result.runsPerSecond).toFixed(1)}x`);
+    }
+    console.log(`\nruns/s of graphx py_agent over langgraph dev (Python): ${ratios.join(', ')}`);
+  } finally {
+    for (const server of servers) await server.stop();
+    await admin.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);
+    await admin.end();
+  }
+}

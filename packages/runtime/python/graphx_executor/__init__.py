@@ -1,0 +1,5 @@
+"""graphx's Python executor: loads the application's Python graphs and runs them for the agent server (Node).
+
+It speaks JSON lines with the server over one socket inherited as a file descriptor (see rpc.py); the server keeps
+HTTP, the run queue, threads, runs and the long-term store, this process keeps the graphs and their checkpoints.
+"""

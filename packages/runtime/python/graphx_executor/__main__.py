@@ -1,0 +1,90 @@
+"""`python -m graphx_executor`: started by the agent server with the socket as fd 3 and the deployment's database in
+`DATABASE_URI`; ends when the server closes the socket. Checkpoints go to that database through
+langgraph-checkpoint-postgres (the tables LangGraph.js's saver uses too, so the server's own thread operations —
+copy, delete, prune, rollback — act on Python threads unchanged)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from typing import Any
+
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from . import auth as app_auth
+from .graphs import Graphs, load_module
+from .rpc import Connection
+from .store import ServerStore
+
+# The lock the server takes around its own schema creation: instances starting together migrate one at a time.
+SCHEMA_LOCK_KEY = 7_384_112_019
+
+
+async def _open_checkpointer(database_uri: str) -> tuple[AsyncPostgresSaver, AsyncConnectionPool]:
+    pool = AsyncConnectionPool(
+        conninfo=database_uri,
+        min_size=1,
+        max_size=int(os.environ.get("GRAPHX_EXECUTOR_POOL_SIZE", "8")),
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        open=False,
+        check=AsyncConnectionPool.check_connection,
+    )
+    await pool.open(wait=True, timeout=30)
+    saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+    async with pool.connection() as conn:
+        await conn.execute("SELECT pg_advisory_lock(%s)", (SCHEMA_LOCK_KEY,))
+        try:
+            await saver.setup()
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock(%s)", (SCHEMA_LOCK_KEY,))
+    return saver, pool
+
+
+async def main() -> None:
+    logging.basicConfig(level=os.environ.get("GRAPHX_EXECUTOR_LOG_LEVEL", "WARNING"), stream=sys.stderr)
+    connection = await Connection.from_fd(int(os.environ.get("GRAPHX_EXECUTOR_FD", "3")))
+    saver, pool = await _open_checkpointer(os.environ["DATABASE_URI"])
+    graphs = Graphs(saver, ServerStore(connection))
+
+    async def load(params: dict[str, Any]) -> Any:
+        return graphs.load(params["app_dir"], params["graphs"])
+
+    auth: dict[str, Any] = {}
+
+    async def load_auth(params: dict[str, Any]) -> Any:
+        spec = params["auth"]
+        where = spec.get("module") or spec.get("file")
+        try:
+            module = load_module(params["app_dir"], spec)
+        except Exception as error:
+            raise ImportError(f"Cannot load {where}: {type(error).__name__}: {error}") from error
+        auth["object"] = app_auth.load_auth(module, spec["exportName"])
+        return {"authenticates": auth["object"]._authenticate_handler is not None}
+
+    handlers = {
+        "load": load,
+        "stream": graphs.stream,
+        "stream_events": graphs.stream_events,
+        "get_state": graphs.get_state,
+        "get_state_history": graphs.get_state_history,
+        "update_state": graphs.update_state,
+        "bulk_update_state": graphs.bulk_update_state,
+        "get_graph": graphs.get_graph,
+        "get_schemas": graphs.get_schemas,
+        "get_subgraphs": graphs.get_subgraphs,
+        "load_auth": load_auth,
+        "authenticate": lambda params: app_auth.authenticate(auth["object"], params),
+        "authorize": lambda params: app_auth.authorize(auth["object"], params),
+    }
+    try:
+        await connection.serve(handlers)  # type: ignore[arg-type]
+    finally:
+        await pool.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

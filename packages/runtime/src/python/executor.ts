@@ -1,0 +1,222 @@
+/**
+ * The Python executor (packages/runtime/python/graphx_executor), one child process per runtime process, and the
+ * JSON-lines RPC with it over a socketpair inherited as its fd 3 (so no other process can connect, and the graph's
+ * own prints on stdout/stderr stay app logs). Requests are multiplexed by id; a stream is `chunk` lines then the
+ * answer; an aborted call sends `{cancel: id}` and still waits for the answer, so the graph has stopped (and its
+ * checkpoint writes have landed) when the caller hears of it. The executor calls back for the long-term store.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Socket } from 'node:net';
+import readline from 'node:readline';
+import { logger } from '@graphx/kit/logger';
+
+/** This package's folder, from its sources (src/python/) or from its bundle (dist/). */
+function runtimePackageDir(): string {
+  let dir = __dirname;
+  while (!fs.existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return dir;
+}
+
+/** The executor's Python package (put on PYTHONPATH: nothing is installed for it). */
+export const EXECUTOR_PYTHONPATH = path.join(runtimePackageDir(), 'python');
+
+/** A failure the executor reported: the graph's exception type and message (an HTTPException keeps its fields). */
+export class PythonError extends Error {
+  readonly type: string;
+  readonly statusCode?: number;
+  readonly detail?: unknown;
+  readonly headers?: Record<string, string>;
+
+  constructor(payload: {
+    type?: string;
+    message?: string;
+    status_code?: number;
+    detail?: unknown;
+    headers?: Record<string, string>;
+  }) {
+    super(payload.message ?? 'Python executor error');
+    this.type = payload.type ?? 'Error';
+    this.name = this.type;
+    this.statusCode = payload.status_code;
+    this.detail = payload.detail;
+    this.headers = payload.headers;
+  }
+}
+
+interface Pending {
+  onChunk?: (chunk: unknown) => void;
+  resolve: (result: unknown) => void;
+  reject: (error: Error) => void;
+}
+
+export type ServerMethod = (params: Record<string, any>) => Promise<unknown>;
+
+export class PythonExecutor {
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private exited: Error | null = null;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly socket: Socket,
+    private readonly serverMethods: Record<string, ServerMethod>,
+  ) {
+    readline.createInterface({ input: socket, crlfDelay: Infinity }).on('line', (line) => this.onLine(line));
+    child.once('exit', (code, signal) => {
+      this.exited = new Error(`the Python executor exited (${signal ?? `code ${code}`})`);
+      for (const call of this.pending.values()) call.reject(this.exited);
+      this.pending.clear();
+      if (!this.closing) logger.error({ code, signal }, 'the Python executor exited');
+    });
+  }
+
+  private closing = false;
+
+  /**
+   * Starts `python -m graphx_executor` with the deployment's database and the app's environment.
+   * @param serverMethods what the executor may call (the long-term store).
+   */
+  static start(options: {
+    python: string;
+    databaseUri: string;
+    appDir: string;
+    env?: Record<string, string | undefined>;
+    serverMethods: Record<string, ServerMethod>;
+  }): PythonExecutor {
+    const pythonPath = [EXECUTOR_PYTHONPATH, options.appDir].join(path.delimiter);
+    const child = spawn(options.python, ['-m', 'graphx_executor'], {
+      cwd: options.appDir,
+      env: {
+        ...(options.env ?? process.env),
+        DATABASE_URI: options.databaseUri,
+        PYTHONPATH: pythonPath,
+        PYTHONUNBUFFERED: '1',
+        GRAPHX_EXECUTOR_FD: '3',
+      },
+      stdio: ['ignore', 'inherit', 'inherit', 'pipe'],
+    });
+    return new PythonExecutor(child, child.stdio[3] as Socket, options.serverMethods);
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  private write(message: unknown): void {
+    this.socket.write(`${JSON.stringify(message)}\n`);
+  }
+
+  private onLine(line: string): void {
+    const message = JSON.parse(line) as Record<string, any>;
+    if (message.call !== undefined) {
+      void this.answerCall(message.call as number, String(message.method), message.params ?? {});
+      return;
+    }
+    const call = this.pending.get(message.id as number);
+    if (!call) return;
+    if ('chunk' in message) {
+      call.onChunk?.(message.chunk);
+      return;
+    }
+    this.pending.delete(message.id as number);
+    if (message.error) call.reject(new PythonError(message.error));
+    else call.resolve(message.result);
+  }
+
+  private async answerCall(id: number, method: string, params: Record<string, any>): Promise<void> {
+    try {
+      const handler = this.serverMethods[method];
+      if (!handler) throw new Error(`unknown server method ${method}`);
+      this.write({ reply: id, result: (await handler(params)) ?? null });
+    } catch (error) {
+      this.write({ reply: id, error: { type: (error as Error).name, message: (error as Error).message } });
+    }
+  }
+
+  /** Calls `method` and resolves with its answer; `onChunk` hears a stream's chunks; `signal` cancels it. */
+  call<T = unknown>(
+    method: string,
+    params: Record<string, unknown>,
+    options: { onChunk?: (chunk: unknown) => void; signal?: AbortSignal } = {},
+  ): Promise<T> {
+    if (this.exited) return Promise.reject(this.exited);
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => this.write({ cancel: id });
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      const settle = () => options.signal?.removeEventListener('abort', onAbort);
+      this.pending.set(id, {
+        onChunk: options.onChunk,
+        resolve: (result) => {
+          settle();
+          resolve(result as T);
+        },
+        reject: (error) => {
+          settle();
+          reject(error);
+        },
+      });
+      this.write({ id, method, params });
+      if (options.signal?.aborted) onAbort();
+    });
+  }
+
+  /** A streaming call as an async iterable of its chunks (ends with the answer; a failure is thrown). */
+  async *stream(method: string, params: Record<string, unknown>, signal?: AbortSignal): AsyncGenerator<unknown> {
+    const queue: unknown[] = [];
+    let wake: (() => void) | null = null;
+    let done = false;
+    let failure: Error | null = null;
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    if (signal?.aborted) stop.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const finished = this.call(method, params, {
+      signal: stop.signal,
+      onChunk: (chunk) => {
+        queue.push(chunk);
+        wake?.();
+      },
+    }).then(
+      () => {
+        done = true;
+        wake?.();
+      },
+      (error: Error) => {
+        failure = error;
+        done = true;
+        wake?.();
+      },
+    );
+    try {
+      while (true) {
+        if (queue.length > 0) {
+          yield queue.shift();
+          continue;
+        }
+        if (done) break;
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = null;
+      }
+      if (failure) throw failure;
+    } finally {
+      // A consumer that stops early (a client gone) cancels the graph and waits for it to stop.
+      signal?.removeEventListener('abort', onAbort);
+      if (!done) stop.abort();
+      await finished;
+    }
+  }
+
+  /** Closes the socket (the executor ends by itself) and waits for the process, killing it after `graceMs`. */
+  async close(graceMs = 5_000): Promise<void> {
+    this.closing = true;
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    this.socket.end();
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+  }
+}

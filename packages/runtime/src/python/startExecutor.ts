@@ -1,0 +1,39 @@
+/**
+ * Starts the Python executor of an app that has Python graphs: its environment (GRAPHX_PYTHON when a build made it,
+ * else built and cached here, as `graphx dev` needs) and the server methods it calls back (the long-term store).
+ */
+import path from 'node:path';
+import type { BaseStore, Operation } from '@langchain/langgraph-checkpoint';
+import { logger } from '@graphx/kit/logger';
+import type { AppConfig } from '../appConfig';
+import { PythonExecutor } from './executor';
+import { ensurePythonEnv } from './pythonEnv';
+
+/** JSON nulls the executor sends for "not given" become absent fields, as LangGraph.js's store expects them. */
+function withoutNulls(op: Record<string, unknown>): Operation {
+  return Object.fromEntries(Object.entries(op).filter(([, value]) => value !== null)) as unknown as Operation;
+}
+
+/** Where environments are cached: GRAPHX_PYTHON_ENVS_DIR, else the app's own `.graphx/` (as `graphx dev` keeps its data). */
+export function pythonEnvsDir(appDir: string): string {
+  return process.env.GRAPHX_PYTHON_ENVS_DIR || path.join(appDir, '.graphx', 'python-envs');
+}
+
+export async function startPythonExecutor(appConfig: AppConfig, databaseUri: string, store: BaseStore): Promise<PythonExecutor> {
+  const python =
+    process.env.GRAPHX_PYTHON ||
+    (await ensurePythonEnv({
+      envsDir: pythonEnvsDir(appConfig.appDir),
+      config: appConfig.python!,
+      appDir: appConfig.appDir,
+      onLog: (line) => logger.info({ component: 'pip' }, line),
+    }));
+  return PythonExecutor.start({
+    python,
+    databaseUri,
+    appDir: appConfig.appDir,
+    serverMethods: {
+      'store.batch': async (params) => store.batch((params.ops as Array<Record<string, unknown>>).map(withoutNulls)),
+    },
+  });
+}
