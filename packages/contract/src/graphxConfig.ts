@@ -8,6 +8,16 @@
 import fs from 'node:fs';
 import { parseEnv } from 'node:util';
 import Joi from 'joi';
+import { moduleLanguage, pythonConfigOf, type ModuleLanguage, type PythonConfig } from './pythonConfig';
+
+export {
+  DEFAULT_PYTHON_VERSION,
+  OFFERED_PYTHON_VERSIONS,
+  moduleLanguage,
+  requestedPythonVersion,
+  type ModuleLanguage,
+  type PythonConfig,
+} from './pythonConfig';
 
 /** Where a revision runs: what a key does depends on it (`dockerfile_lines` needs an image). */
 export type Runner = 'process' | 'container';
@@ -16,9 +26,6 @@ export type Runner = 'process' | 'container';
 export class GraphxConfigError extends Error {
   override name = 'GraphxConfigError';
 }
-
-/** The language of a module graphx.json names: a `.py` file or a dotted module (`package.module`) is Python. */
-export type ModuleLanguage = 'javascript' | 'python';
 
 /**
  * `<file>:<export>` of graphx.json (the export defaults to `default`); `path` relative to graphx.json's directory.
@@ -73,35 +80,6 @@ export interface GraphxConfig {
   nodeMajor: number | null;
   /** What Python graphs (or a Python auth) need; null when the app names no Python module. */
   python: PythonConfig | null;
-}
-
-/** The Python side of an app: its interpreter line and what its environment installs. */
-export interface PythonConfig {
-  /** One of OFFERED_PYTHON_VERSIONS (DEFAULT_PYTHON_VERSION when graphx.json names none). */
-  version: string;
-  /** Requirement strings for the package index, and local folders (relative to graphx.json's directory). */
-  dependencies: string[];
-  /** A pip configuration file (private indexes), relative to graphx.json's directory, or null. */
-  pipConfigFile: string | null;
-}
-
-/** The Python lines apps run on (graphx.json `python_version`). */
-export const OFFERED_PYTHON_VERSIONS = ['3.11', '3.12', '3.13'] as const;
-export const DEFAULT_PYTHON_VERSION = '3.11';
-
-/**
- * graphx.json `python_version` as an offered line (`"3.12"`, `3.12`), the default when not set.
- * @throws GraphxConfigError naming the versions offered, for any other value.
- */
-export function requestedPythonVersion(value: unknown): string {
-  if (value === undefined || value === null) return DEFAULT_PYTHON_VERSION;
-  const line = /^\s*(3\.\d+)(\.\d+)?\s*$/.exec(String(value))?.[1];
-  if (!line || !(OFFERED_PYTHON_VERSIONS as readonly string[]).includes(line)) {
-    throw new GraphxConfigError(
-      `"python_version" ${JSON.stringify(value)} is not offered: use ${OFFERED_PYTHON_VERSIONS.join(', ')} (default ${DEFAULT_PYTHON_VERSION}).`,
-    );
-  }
-  return line;
 }
 
 /** The Node majors images are offered in (graphx.json `node_version`): the LTS lines the npm registry ships. */
@@ -230,31 +208,11 @@ const schema = Joi.object({
   pip_installer: Joi.string().valid('auto', 'pip', 'uv'),
 }).unknown(true);
 
-const JS_EXTENSION = /\.(js|mjs|cjs|ts|mts|cts|jsx|tsx)$/;
-const DOTTED_MODULE = /^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$/;
-
-/** The language of a module path: `.py`, or a dotted name that is not a JavaScript file name, is Python. */
-export function moduleLanguage(modulePath: string): { language: ModuleLanguage; module: string | null } {
-  if (modulePath.endsWith('.py')) return { language: 'python', module: null };
-  if (DOTTED_MODULE.test(modulePath) && !JS_EXTENSION.test(modulePath)) return { language: 'python', module: modulePath };
-  return { language: 'javascript', module: null };
-}
-
 /** `<file>:<export>` → its parts; a missing export is `default`. */
 export function exportRef(text: string): ExportRef {
   const separator = text.lastIndexOf(':');
   const [modulePath, exportName] = separator > 0 ? [text.slice(0, separator), text.slice(separator + 1)] : [text, 'default'];
   return { path: modulePath, exportName, ...moduleLanguage(modulePath) };
-}
-
-/** The app's Python side: set when a graph or the auth is Python, or `python_version` is named. */
-function pythonConfigOf(value: Record<string, any>, refs: ExportRef[]): PythonConfig | null {
-  if (value.python_version === undefined && !refs.some((ref) => ref.language === 'python')) return null;
-  return {
-    version: requestedPythonVersion(value.python_version),
-    dependencies: value.dependencies ?? [],
-    pipConfigFile: value.pip_config_file ?? null,
-  };
 }
 
 function graphsOf(graphs: unknown): GraphEntry[] {

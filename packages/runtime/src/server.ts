@@ -15,13 +15,11 @@ import { jsonBodyMiddleware } from '@graphx/kit/http/jsonBody';
 import Router from '@koa/router';
 import { everyHttpMethod } from '@graphx/kit/http/router';
 import { requestIdMiddleware } from '@graphx/kit/http/requestId';
-import { ConfigError } from '@graphx/kit/errors';
 import { INSTANCE_ENV } from '@graphx/contract/instanceEnv';
 import { httpMetricsMiddleware } from '@graphx/kit/http/metrics';
 import { requestLogMiddleware } from '@graphx/kit/http/requestLog';
 import { logger } from '@graphx/kit/logger';
 import { applyAppEnv, loadAppConfig } from './appConfig';
-import { isJsAuth, jsAppAuth, type AppAuth } from './auth/appAuth';
 import { authMiddleware } from './auth/authMiddleware';
 import { ControlPlaneClient } from './controlPlaneClient';
 import { BackgroundRuns } from './execution/backgroundRuns';
@@ -38,24 +36,22 @@ import { ThreadService } from './execution/threadService';
 import { TtlSweeper } from './execution/ttlSweeper';
 import { AssistantDirectory, assistantConfigOf } from './assistants';
 import { importAsApp } from './graphSchemas';
-import { GraphRegistry } from './graphs';
 import { httpExceptionMiddleware } from '@graphx/kit/http/httpException';
 import { corsMiddleware } from './http/cors';
 import { devStudioPagesMiddleware, isDevStudioToken } from './http/devStudio';
 import { bindLoopback } from './http/loopback';
-import { asFetchApp, customAppMiddleware, disabledRoutesMiddleware, type FetchApp } from './http/customApp';
+import { customAppMiddleware, disabledRoutesMiddleware } from './http/customApp';
 import type { RuntimeServices } from './http/routes/context';
 import { registerRuntimeRoutes } from './http/routes';
 import { passUpgradeThroughApp } from './http/upgrade';
 import { RuntimeMetrics } from './metrics';
-import { importExport } from './moduleLoader';
 import { RunRecorder } from './recording/runRecorder';
 import { TraceShipper } from './recording/traceShipper';
 import { CronStore } from './storage/cronStore';
 import { RunQueueStore } from './storage/runQueueStore';
 import { RunStore } from './storage/runStore';
 import { webhookDeliverer } from './recording/webhook';
-import { assistantDefaultsFromEnv, runTuningFromEnv } from './settings';
+import { runTuningFromEnv } from './settings';
 import { AssistantStore } from './storage/assistantStore';
 import { keepLatestCheckpoint } from './storage/checkpointPrune';
 import { ensureRuntimeSchema } from './storage/schema';
@@ -67,9 +63,7 @@ import { threadStorage } from './storage/threadStorage';
 import { createLongTermStore } from './storage/longTermStore';
 import { survivePoolConnectionLoss } from './storage/idleConnections';
 import { poolSmallRandomValues } from './randomPool';
-import { startPythonExecutor } from './python/startExecutor';
-import type { PythonExecutor } from './python/executor';
-import { pythonAppAuth } from './python/pythonAuth';
+import { loadApplication } from './appLoading';
 
 export interface RuntimeOptions {
   configPath: string;
@@ -105,45 +99,6 @@ function packageVersion(appDir: string, name: string): string | null {
 function registerSdkLogger(): void {
   const key = Symbol.for('langgraph.api.sdk-logger');
   (globalThis as Record<symbol, unknown>)[key] ??= logger.child({ component: 'app' });
-}
-
-async function loadAppAuth(config: ReturnType<typeof loadAppConfig>, python: PythonExecutor | null): Promise<AppAuth | null> {
-  if (!config.auth) return null;
-  if (config.auth.language === 'python') {
-    return pythonAppAuth(python!, config.auth, config.appDir).catch((error: Error) => {
-      throw new ConfigError(`auth.path: ${error.message}`);
-    });
-  }
-  const exported = await importExport(config.auth);
-  if (!isJsAuth(exported)) throw new ConfigError(`auth.path ${config.auth.file}:${config.auth.exportName} is not an Auth object`);
-  return jsAppAuth(exported);
-}
-
-/** The application's code: its Python executor (when it has Python modules), graphs, auth and custom app. */
-async function loadApplication(
-  appConfig: ReturnType<typeof loadAppConfig>,
-  databaseUri: string,
-  checkpointer: Awaited<ReturnType<typeof createTrackedPostgresSaver>>,
-  store: ReturnType<typeof createLongTermStore>,
-): Promise<{ python: PythonExecutor | null; graphs: GraphRegistry; appAuth: AppAuth | null; customApp: FetchApp | null }> {
-  const python = appConfig.python ? await startPythonExecutor(appConfig, databaseUri, store) : null;
-  try {
-    const graphs = await GraphRegistry.load(
-      appConfig.graphs,
-      checkpointer,
-      store,
-      assistantDefaultsFromEnv(),
-      python ? { executor: python, appDir: appConfig.appDir } : undefined,
-    );
-    const appAuth = await loadAppAuth(appConfig, python);
-    const customApp: FetchApp | null = appConfig.http.app
-      ? asFetchApp(await importExport(appConfig.http.app), `${appConfig.http.app.file}:${appConfig.http.app.exportName}`)
-      : null;
-    return { python, graphs, appAuth, customApp };
-  } catch (error) {
-    await python?.close();
-    throw error;
-  }
 }
 
 /**

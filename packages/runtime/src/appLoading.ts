@@ -1,0 +1,56 @@
+/**
+ * The application's own code, loaded at start: its Python executor (when graphx.json names a Python module), graphs,
+ * custom auth (JavaScript or Python) and custom app. What fails to load is a ConfigError naming it, with the executor
+ * stopped.
+ */
+import { ConfigError } from '@graphx/kit/errors';
+import type { BaseStore } from '@langchain/langgraph-checkpoint';
+import type { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+import type { AppConfig } from './appConfig';
+import { isJsAuth, jsAppAuth, type AppAuth } from './auth/appAuth';
+import { GraphRegistry } from './graphs';
+import { asFetchApp, type FetchApp } from './http/customApp';
+import { importExport } from './moduleLoader';
+import type { PythonExecutor } from './python/executor';
+import { pythonAppAuth } from './python/pythonAuth';
+import { startPythonExecutor } from './python/startExecutor';
+import { assistantDefaultsFromEnv } from './settings';
+
+async function loadAppAuth(config: AppConfig, python: PythonExecutor | null): Promise<AppAuth | null> {
+  if (!config.auth) return null;
+  if (config.auth.language === 'python') {
+    return pythonAppAuth(python!, config.auth, config.appDir).catch((error: Error) => {
+      throw new ConfigError(`auth.path: ${error.message}`);
+    });
+  }
+  const exported = await importExport(config.auth);
+  if (!isJsAuth(exported)) throw new ConfigError(`auth.path ${config.auth.file}:${config.auth.exportName} is not an Auth object`);
+  return jsAppAuth(exported);
+}
+
+/** The application's code: its Python executor (when it has Python modules), graphs, auth and custom app. */
+export async function loadApplication(
+  appConfig: AppConfig,
+  databaseUri: string,
+  checkpointer: PostgresSaver,
+  store: BaseStore,
+): Promise<{ python: PythonExecutor | null; graphs: GraphRegistry; appAuth: AppAuth | null; customApp: FetchApp | null }> {
+  const python = appConfig.python ? await startPythonExecutor(appConfig, databaseUri, store) : null;
+  try {
+    const graphs = await GraphRegistry.load(
+      appConfig.graphs,
+      checkpointer,
+      store,
+      assistantDefaultsFromEnv(),
+      python ? { executor: python, appDir: appConfig.appDir } : undefined,
+    );
+    const appAuth = await loadAppAuth(appConfig, python);
+    const customApp: FetchApp | null = appConfig.http.app
+      ? asFetchApp(await importExport(appConfig.http.app), `${appConfig.http.app.file}:${appConfig.http.app.exportName}`)
+      : null;
+    return { python, graphs, appAuth, customApp };
+  } catch (error) {
+    await python?.close();
+    throw error;
+  }
+}
