@@ -8,16 +8,24 @@
 import fs from 'node:fs';
 import { parseEnv } from 'node:util';
 import Joi from 'joi';
-import { GraphxConfigError } from './graphxConfigError';
-import { requestedNodeMajor, requestedPythonVersion } from './languageVersions';
+import { moduleLanguage, pythonConfigOf, type ModuleLanguage, type PythonConfig } from './pythonConfig';
 
-export { GraphxConfigError } from './graphxConfigError';
+export {
+  DEFAULT_PYTHON_VERSION,
+  OFFERED_PYTHON_VERSIONS,
+  moduleLanguage,
+  requestedPythonVersion,
+  type ModuleLanguage,
+  type PythonConfig,
+} from './pythonConfig';
 
 /** Where a revision runs: what a key does depends on it (`dockerfile_lines` needs an image). */
 export type Runner = 'process' | 'container';
 
-/** The language of a module graphx.json names: a `.py` file or a dotted module (`package.module`) is Python. */
-export type ModuleLanguage = 'javascript' | 'python';
+/** graphx.json cannot be used as it is; the message names the file's key and what it accepts. */
+export class GraphxConfigError extends Error {
+  override name = 'GraphxConfigError';
+}
 
 /**
  * `<file>:<export>` of graphx.json (the export defaults to `default`); `path` relative to graphx.json's directory.
@@ -74,24 +82,25 @@ export interface GraphxConfig {
   python: PythonConfig | null;
 }
 
-/** The Python side of an app: its interpreter line and what its environment installs. */
-export interface PythonConfig {
-  /** One of OFFERED_PYTHON_VERSIONS (DEFAULT_PYTHON_VERSION when graphx.json names none). */
-  version: string;
-  /** Requirement strings for the package index, and local folders (relative to graphx.json's directory). */
-  dependencies: string[];
-  /** A pip configuration file (private indexes), relative to graphx.json's directory, or null. */
-  pipConfigFile: string | null;
-}
+/** The Node majors images are offered in (graphx.json `node_version`): the LTS lines the npm registry ships. */
+export const OFFERED_NODE_MAJORS = [20, 22, 24] as const;
+/** The Node major of images when graphx.json names none: the active LTS. */
+export const DEFAULT_NODE_MAJOR = 24;
 
-export {
-  DEFAULT_NODE_MAJOR,
-  DEFAULT_PYTHON_VERSION,
-  OFFERED_NODE_MAJORS,
-  OFFERED_PYTHON_VERSIONS,
-  requestedNodeMajor,
-  requestedPythonVersion,
-} from './languageVersions';
+/**
+ * graphx.json `node_version` as a major (`"22"`, `22`; `"22.11"` means 22 as the anchor reads it), or null when it is
+ * not set. @throws GraphxConfigError naming the versions offered, for any other value.
+ */
+export function requestedNodeMajor(value: unknown): number | null {
+  if (value === undefined || value === null) return null;
+  const major = Number(/^\s*(\d+)(\.\d+)*\s*$/.exec(String(value))?.[1]);
+  if (!(OFFERED_NODE_MAJORS as readonly number[]).includes(major)) {
+    throw new GraphxConfigError(
+      `"node_version" ${JSON.stringify(value)} is not offered: use ${OFFERED_NODE_MAJORS.join(', ')} (default ${DEFAULT_NODE_MAJOR}).`,
+    );
+  }
+  return major;
+}
 
 export interface ReadGraphxConfig {
   config: GraphxConfig;
@@ -199,31 +208,11 @@ const schema = Joi.object({
   pip_installer: Joi.string().valid('auto', 'pip', 'uv'),
 }).unknown(true);
 
-const JS_EXTENSION = /\.(js|mjs|cjs|ts|mts|cts|jsx|tsx)$/;
-const DOTTED_MODULE = /^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$/;
-
-/** The language of a module path: `.py`, or a dotted name that is not a JavaScript file name, is Python. */
-export function moduleLanguage(modulePath: string): { language: ModuleLanguage; module: string | null } {
-  if (modulePath.endsWith('.py')) return { language: 'python', module: null };
-  if (DOTTED_MODULE.test(modulePath) && !JS_EXTENSION.test(modulePath)) return { language: 'python', module: modulePath };
-  return { language: 'javascript', module: null };
-}
-
 /** `<file>:<export>` → its parts; a missing export is `default`. */
 export function exportRef(text: string): ExportRef {
   const separator = text.lastIndexOf(':');
   const [modulePath, exportName] = separator > 0 ? [text.slice(0, separator), text.slice(separator + 1)] : [text, 'default'];
   return { path: modulePath, exportName, ...moduleLanguage(modulePath) };
-}
-
-/** The app's Python side: set when a graph or the auth is Python, or `python_version` is named. */
-function pythonConfigOf(value: Record<string, any>, refs: ExportRef[]): PythonConfig | null {
-  if (value.python_version === undefined && !refs.some((ref) => ref.language === 'python')) return null;
-  return {
-    version: requestedPythonVersion(value.python_version),
-    dependencies: value.dependencies ?? [],
-    pipConfigFile: value.pip_config_file ?? null,
-  };
 }
 
 function graphsOf(graphs: unknown): GraphEntry[] {

@@ -1,12 +1,12 @@
 /**
- * The application's code, loaded for the server: its Python executor (when graphx.json names Python modules), its
- * graphs, its auth (JavaScript or Python) and its custom HTTP app; and what the app's code expects of the process.
+ * The application's own code, loaded at start: its Python executor (when graphx.json names a Python module), graphs,
+ * custom auth (JavaScript or Python) and custom app. What fails to load is a ConfigError naming it, with the executor
+ * stopped.
  */
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { ConfigError } from '@graphx/kit/errors';
-import { logger } from '@graphx/kit/logger';
-import type { loadAppConfig } from './appConfig';
+import type { BaseStore } from '@langchain/langgraph-checkpoint';
+import type { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+import type { AppConfig } from './appConfig';
 import { isJsAuth, jsAppAuth, type AppAuth } from './auth/appAuth';
 import { GraphRegistry } from './graphs';
 import { asFetchApp, type FetchApp } from './http/customApp';
@@ -15,27 +15,8 @@ import type { PythonExecutor } from './python/executor';
 import { pythonAppAuth } from './python/pythonAuth';
 import { startPythonExecutor } from './python/startExecutor';
 import { assistantDefaultsFromEnv } from './settings';
-import type { createLongTermStore } from './storage/longTermStore';
-import type { createTrackedPostgresSaver } from './storage/trackedCheckpointer';
 
-export function packageVersion(appDir: string, name: string): string | null {
-  try {
-    return (createRequire(path.join(appDir, 'noop.js'))(`${name}/package.json`) as { version: string }).version;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Makes `getLogger()` of `@langchain/langgraph-sdk/logging` work in app code, at import time included: the SDK reads
- * its logger from this global symbol, which the anchor's server sets before it loads graphs.
- */
-export function registerSdkLogger(): void {
-  const key = Symbol.for('langgraph.api.sdk-logger');
-  (globalThis as Record<symbol, unknown>)[key] ??= logger.child({ component: 'app' });
-}
-
-async function loadAppAuth(config: ReturnType<typeof loadAppConfig>, python: PythonExecutor | null): Promise<AppAuth | null> {
+async function loadAppAuth(config: AppConfig, python: PythonExecutor | null): Promise<AppAuth | null> {
   if (!config.auth) return null;
   if (config.auth.language === 'python') {
     return pythonAppAuth(python!, config.auth, config.appDir).catch((error: Error) => {
@@ -49,10 +30,10 @@ async function loadAppAuth(config: ReturnType<typeof loadAppConfig>, python: Pyt
 
 /** The application's code: its Python executor (when it has Python modules), graphs, auth and custom app. */
 export async function loadApplication(
-  appConfig: ReturnType<typeof loadAppConfig>,
+  appConfig: AppConfig,
   databaseUri: string,
-  checkpointer: Awaited<ReturnType<typeof createTrackedPostgresSaver>>,
-  store: ReturnType<typeof createLongTermStore>,
+  checkpointer: PostgresSaver,
+  store: BaseStore,
 ): Promise<{ python: PythonExecutor | null; graphs: GraphRegistry; appAuth: AppAuth | null; customApp: FetchApp | null }> {
   const python = appConfig.python ? await startPythonExecutor(appConfig, databaseUri, store) : null;
   try {

@@ -63,7 +63,7 @@ import { threadStorage } from './storage/threadStorage';
 import { createLongTermStore } from './storage/longTermStore';
 import { survivePoolConnectionLoss } from './storage/idleConnections';
 import { poolSmallRandomValues } from './randomPool';
-import { loadApplication, packageVersion, registerSdkLogger } from './appLoading';
+import { loadApplication } from './appLoading';
 
 export interface RuntimeOptions {
   configPath: string;
@@ -83,6 +83,23 @@ export interface RunningRuntime {
 }
 
 const DRAIN_TIMEOUT_MS = 30_000;
+
+function packageVersion(appDir: string, name: string): string | null {
+  try {
+    return (createRequire(path.join(appDir, 'noop.js'))(`${name}/package.json`) as { version: string }).version;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Makes `getLogger()` of `@langchain/langgraph-sdk/logging` work in app code, at import time included: the SDK reads
+ * its logger from this global symbol, which the anchor's server sets before it loads graphs.
+ */
+function registerSdkLogger(): void {
+  const key = Symbol.for('langgraph.api.sdk-logger');
+  (globalThis as Record<symbol, unknown>)[key] ??= logger.child({ component: 'app' });
+}
 
 /**
  * Starts one runtime instance and resolves once it serves (GET /ok answers 200).
@@ -151,8 +168,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     commandClass: appCommandClass,
   });
 
-  // An API-side instance leaves background runs to the queue side's instances (GRAPHX_RUNTIME_ROLE).
-  const runQueue = new RunQueueStore(pool, instanceId, tuning.leaseMs, tuning.role === 'api');
+  const runQueue = new RunQueueStore(pool, instanceId, tuning.leaseMs);
   const eventStore = new RunEventStore(pool);
   const runEvents = new RunEvents(eventStore);
   coordinator.onEvents = (runId, threadId) => runEvents.noteRemote(runId, threadId);
