@@ -207,9 +207,4 @@ module.exports = tseslint.config(
     files: ['src/targets/kubernetes/objects/**/*.ts'],
     rules: { 'max-lines-per-function': 'off' },
   },
-  // TODO(issue 19): split the Kubernetes target's rollout watch and pod diagnosis, see docs/decisions.md
-  {
-    files: ['src/targets/kubernetes/podDiagnosis.ts', 'src/targets/kubernetes/rolloutWatch.ts'],
-    rules: { 'max-lines-per-function': 'off' },
-  },
 );

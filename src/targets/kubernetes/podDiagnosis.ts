@@ -52,53 +52,66 @@ export function diagnosePods(
     }
     const statuses: any[] = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
     for (const status of statuses) {
-      const waiting = status.state?.waiting;
-      const reason: string | undefined = waiting?.reason;
-      if (reason && IMAGE_PULL.has(reason)) {
-        return problem(
-          name,
-          status.name,
-          reason,
-          `Image pull failed for container ${status.name} (${reason}): ${waiting.message ?? status.image}`,
-        );
-      }
-      if (reason && CANNOT_CREATE.has(reason)) {
-        return problem(
-          name,
-          status.name,
-          reason,
-          `Container ${status.name} cannot start (${reason}): ${waiting.message ?? ''}`.trim(),
-        );
-      }
-      if (reason === 'CrashLoopBackOff') {
-        const last = status.lastState?.terminated;
-        const exit = last ? ` (last exit code ${last.exitCode}${last.reason ? `, ${last.reason}` : ''})` : '';
-        const probe = latestProbeFailure(probeEvents, name, ['Liveness', 'Startup']);
-        const why = probe ? `; ${probe}` : '';
-        return {
-          ...problem(
-            name,
-            status.name,
-            'CrashLoopBackOff',
-            `Container ${status.name} is crash-looping: restarted ${status.restartCount ?? 0} times${exit}${why}`,
-          ),
-          previousLogs: true,
-        };
-      }
-      if ((status.restartCount ?? 0) > 0) {
-        const probe = latestProbeFailure(probeEvents, name, ['Liveness', 'Startup']);
-        if (probe)
-          return {
-            ...problem(name, status.name, 'Unhealthy', `Container ${status.name} was restarted: ${probe}`),
-            previousLogs: true,
-          };
-      }
-      if (status.state?.running && status.ready === false) {
-        const probe = latestProbeFailure(probeEvents, name, ['Readiness']);
-        if (probe && since(status.state.running.startedAt, now) >= timings.notReadyAfterMs) {
-          return problem(name, status.name, 'Unhealthy', `Container ${status.name} never became ready: ${probe}`);
-        }
-      }
+      const found = containerProblem(name, status, probeEvents, timings, now);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
+/** A container's problem that will not heal by waiting: image pull, cannot create, crash loop, failed probes. */
+function containerProblem(
+  name: string,
+  status: any,
+  probeEvents: any[],
+  timings: DiagnosisTimings,
+  now: number,
+): PodProblem | null {
+  const waiting = status.state?.waiting;
+  const reason: string | undefined = waiting?.reason;
+  if (reason && IMAGE_PULL.has(reason)) {
+    return problem(
+      name,
+      status.name,
+      reason,
+      `Image pull failed for container ${status.name} (${reason}): ${waiting.message ?? status.image}`,
+    );
+  }
+  if (reason && CANNOT_CREATE.has(reason)) {
+    return problem(
+      name,
+      status.name,
+      reason,
+      `Container ${status.name} cannot start (${reason}): ${waiting.message ?? ''}`.trim(),
+    );
+  }
+  if (reason === 'CrashLoopBackOff') {
+    const last = status.lastState?.terminated;
+    const exit = last ? ` (last exit code ${last.exitCode}${last.reason ? `, ${last.reason}` : ''})` : '';
+    const probe = latestProbeFailure(probeEvents, name, ['Liveness', 'Startup']);
+    const why = probe ? `; ${probe}` : '';
+    return {
+      ...problem(
+        name,
+        status.name,
+        'CrashLoopBackOff',
+        `Container ${status.name} is crash-looping: restarted ${status.restartCount ?? 0} times${exit}${why}`,
+      ),
+      previousLogs: true,
+    };
+  }
+  if ((status.restartCount ?? 0) > 0) {
+    const probe = latestProbeFailure(probeEvents, name, ['Liveness', 'Startup']);
+    if (probe)
+      return {
+        ...problem(name, status.name, 'Unhealthy', `Container ${status.name} was restarted: ${probe}`),
+        previousLogs: true,
+      };
+  }
+  if (status.state?.running && status.ready === false) {
+    const probe = latestProbeFailure(probeEvents, name, ['Readiness']);
+    if (probe && since(status.state.running.startedAt, now) >= timings.notReadyAfterMs) {
+      return problem(name, status.name, 'Unhealthy', `Container ${status.name} never became ready: ${probe}`);
     }
   }
   return null;

@@ -45,29 +45,8 @@ export async function waitForRollout(
   progress: RolloutProgress,
 ): Promise<void> {
   const { namespace, name } = target;
-  let latest: any = null;
-  let wake: (() => void) | null = null;
-  const changed = () => {
-    wake?.();
-    wake = null;
-  };
-  let stopWatch: (() => void) | null = null;
-  const startWatch = async () => {
-    stopWatch = await api
-      .watch(
-        collectionPath('apps/v1', 'Deployment', namespace),
-        { fieldSelector: `metadata.name=${name}`, allowWatchBookmarks: false },
-        (_type, object) => {
-          latest = object;
-          changed();
-        },
-        () => {
-          stopWatch = null;
-        },
-      )
-      .catch(() => null);
-  };
-  await startWatch();
+  const deployment = new DeploymentFollower(api, namespace, name);
+  await deployment.watch();
   const podSelector = `${LABELS.deployment}=${target.deploymentId},${LABELS.revision}=${target.revisionId},${LABELS.component}=${target.component}`;
   const deadline = Date.now() + timings.timeoutMs;
   let lastLine = '';
@@ -76,10 +55,8 @@ export async function waitForRollout(
     for (;;) {
       if (progress.cancelled?.()) throw new RolloutCancelledError('The rollout was cancelled.');
       const now = Date.now();
-      if (!latest || now >= nextLook) {
-        latest = (await api.get('apps/v1', 'Deployment', namespace, name)) ?? latest;
-        if (!stopWatch) await startWatch();
-      }
+      if (!deployment.latest || now >= nextLook) await deployment.refresh();
+      const latest = deployment.latest;
       if (!latest) throw new DeployFailedError(`Deployment ${namespace}/${name} disappeared during the rollout.`);
       const state = rolloutState(latest);
       if (state.line !== lastLine) {
@@ -91,17 +68,7 @@ export async function waitForRollout(
       if (stuck) throw new DeployFailedError(stuck);
       if (now >= nextLook) {
         nextLook = now + timings.pollMs;
-        const pods = await api.list('v1', 'Pod', namespace, { labelSelector: podSelector });
-        const events = await api
-          .list('v1', 'Event', namespace, { fieldSelector: 'involvedObject.kind=Pod,reason=Unhealthy' })
-          .catch(() => []);
-        const found = diagnosePods(pods, events, timings);
-        if (found) {
-          const lines = await lastLines(api, namespace, found);
-          throw new DeployFailedError(
-            lines.length > 0 ? `${found.message}. Last output:\n${lines.join('\n')}` : `${found.message}.`,
-          );
-        }
+        await failIfPodsCannotStart(api, namespace, podSelector, timings);
         progress.phase('rolling-out');
       }
       if (Date.now() > deadline) {
@@ -109,10 +76,71 @@ export async function waitForRollout(
           `The rollout of ${name} did not finish within ${Math.round(timings.timeoutMs / 1000)} s: ${state.line}`,
         );
       }
-      await Promise.race([new Promise<void>((resolve) => (wake = resolve)), delay(Math.max(10, nextLook - Date.now()))]);
-      wake = null;
+      await deployment.changeOr(Math.max(10, nextLook - Date.now()));
     }
   } finally {
-    (stopWatch as (() => void) | null)?.();
+    deployment.close();
+  }
+}
+
+/** @throws DeployFailedError with Kubernetes' reason and the container's last lines when a pod cannot start. */
+async function failIfPodsCannotStart(
+  api: KubeApi,
+  namespace: string,
+  podSelector: string,
+  timings: RolloutWaitTimings,
+): Promise<void> {
+  const pods = await api.list('v1', 'Pod', namespace, { labelSelector: podSelector });
+  const events = await api
+    .list('v1', 'Event', namespace, { fieldSelector: 'involvedObject.kind=Pod,reason=Unhealthy' })
+    .catch(() => []);
+  const found = diagnosePods(pods, events, timings);
+  if (!found) return;
+  const lines = await lastLines(api, namespace, found);
+  throw new DeployFailedError(lines.length > 0 ? `${found.message}. Last output:\n${lines.join('\n')}` : `${found.message}.`);
+}
+
+/** A Deployment's latest version, kept by a watch (opened again when it ends), with a wait that a change cuts short. */
+class DeploymentFollower {
+  latest: any = null;
+  private wake: (() => void) | null = null;
+  private stopWatch: (() => void) | null = null;
+
+  constructor(
+    private readonly api: KubeApi,
+    private readonly namespace: string,
+    private readonly name: string,
+  ) {}
+
+  async watch(): Promise<void> {
+    this.stopWatch = await this.api
+      .watch(
+        collectionPath('apps/v1', 'Deployment', this.namespace),
+        { fieldSelector: `metadata.name=${this.name}`, allowWatchBookmarks: false },
+        (_type, object) => {
+          this.latest = object;
+          this.wake?.();
+          this.wake = null;
+        },
+        () => {
+          this.stopWatch = null;
+        },
+      )
+      .catch(() => null);
+  }
+
+  /** Reads the Deployment (the watch may have missed a change while it was down) and reopens a watch that ended. */
+  async refresh(): Promise<void> {
+    this.latest = (await this.api.get('apps/v1', 'Deployment', this.namespace, this.name)) ?? this.latest;
+    if (!this.stopWatch) await this.watch();
+  }
+
+  async changeOr(ms: number): Promise<void> {
+    await Promise.race([new Promise<void>((resolve) => (this.wake = resolve)), delay(ms)]);
+    this.wake = null;
+  }
+
+  close(): void {
+    this.stopWatch?.();
   }
 }
