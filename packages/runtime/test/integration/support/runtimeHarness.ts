@@ -2,6 +2,7 @@
  * Real parts for runtime tests: a fresh PostgreSQL database per test file, the runtime as a child process
  * (`graphx dev` or `graphx runtime`, exactly as a rollout starts it) on a free port, and a real control-plane API.
  */
+import { Client } from '@langchain/langgraph-sdk';
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import http from 'node:http';
@@ -110,6 +111,31 @@ export async function startDevRuntime(
     env: { DATABASE_URI: databaseUrl, ...env },
     port,
   });
+}
+
+/** `graphx dev` on a fixture over a fresh database, with a client: what most runtime test files start per suite. */
+export interface DevApp {
+  database: { url: string; drop: () => Promise<void> };
+  runtime: RuntimeProcess;
+  client: Client;
+}
+
+/**
+ * Starts a DevApp before the enclosing describe block's tests and stops it (runtime, then database) after them. The
+ * returned object is filled in by then: read its fields inside tests and hooks.
+ */
+export function devAppForSuite(label: string, app: string, env: Record<string, string> = {}): DevApp {
+  const suite = {} as DevApp;
+  beforeAll(async () => {
+    suite.database = await createTestDatabase(label);
+    suite.runtime = await startDevRuntime(app, suite.database.url, env);
+    suite.client = new Client({ apiUrl: suite.runtime.url, apiKey: null });
+  }, RUNTIME_START_MS + 30_000);
+  afterAll(async () => {
+    await suite.runtime?.stop();
+    await suite.database?.drop();
+  });
+  return suite;
 }
 
 /** A real control-plane API (createApp) on a loopback port. */
