@@ -7,7 +7,7 @@
  */
 import type { Client } from '@langchain/langgraph-sdk';
 import type { Browser, Page } from 'playwright-core';
-import { startBrowserChat, type BrowserChat } from './support/browserChat';
+import { messages, send, startBrowserChat, threadOf, waitForPartialAnswer, type BrowserChat } from './support/browserChat';
 
 declare const document: any;
 
@@ -37,26 +37,6 @@ async function openChat(query: Record<string, string> = {}): Promise<{ page: Pag
   page.on('pageerror', (error) => failures.push(`page error: ${error.message}`));
   await page.goto(`${pageUrl}?${new URLSearchParams(query)}`);
   return { page, failures };
-}
-
-async function send(page: Page, text: string): Promise<void> {
-  await page.fill('#draft', text);
-  await page.click('#send');
-}
-
-const messages = (page: Page) =>
-  page.$$eval('#messages li', (items) => items.map((item) => `${item.getAttribute('data-type')}: ${item.textContent}`));
-const threadOf = (page: Page) => new URL(page.url()).searchParams.get('thread')!;
-
-async function waitForPartialAnswer(page: Page, finalText: string): Promise<void> {
-  await page.waitForFunction(
-    (final) => {
-      const answer = [...document.querySelectorAll('#messages li[data-type="ai"]')].at(-1)?.textContent ?? '';
-      return answer.length > 0 && answer !== final && final.startsWith(answer);
-    },
-    finalText,
-    { polling: 'raf', timeout: 30_000 },
-  );
 }
 
 async function waitForAnswer(page: Page, text: string): Promise<void> {

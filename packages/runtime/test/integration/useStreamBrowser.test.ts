@@ -7,7 +7,7 @@
 import type { Client } from '@langchain/langgraph-sdk';
 import type { Browser, Page } from 'playwright-core';
 import { waitFor } from '@graphx/kit/net/ports';
-import { startBrowserChat, type BrowserChat } from './support/browserChat';
+import { messages, send, startBrowserChat, threadOf, waitForPartialAnswer, type BrowserChat } from './support/browserChat';
 
 // The callbacks of page.waitForFunction run in the page; the test's TypeScript has no DOM library.
 declare const document: any;
@@ -33,27 +33,6 @@ async function openChat(threadId?: string): Promise<Page> {
   page.on('pageerror', (error) => console.error(`page error: ${error.message}`));
   await page.goto(threadId ? `${pageUrl}?thread=${threadId}` : pageUrl);
   return page;
-}
-
-async function send(page: Page, text: string): Promise<void> {
-  await page.fill('#draft', text);
-  await page.click('#send');
-}
-
-const messages = (page: Page) =>
-  page.$$eval('#messages li', (items) => items.map((item) => `${item.getAttribute('data-type')}: ${item.textContent}`));
-const threadOf = (page: Page) => new URL(page.url()).searchParams.get('thread')!;
-
-/** Waits until the page shows an AI answer that has begun but not yet ended: proof that it streams in. */
-async function waitForPartialAnswer(page: Page, finalText: string): Promise<void> {
-  await page.waitForFunction(
-    (final) => {
-      const answer = [...document.querySelectorAll('#messages li[data-type="ai"]')].at(-1)?.textContent ?? '';
-      return answer.length > 0 && answer !== final && final.startsWith(answer);
-    },
-    finalText,
-    { polling: 'raf', timeout: 30_000 },
-  );
 }
 
 async function waitForIdle(page: Page, timeout = 30_000): Promise<void> {

@@ -8,8 +8,11 @@ import net from 'node:net';
 import path from 'node:path';
 import { Client } from '@langchain/langgraph-sdk';
 import * as esbuild from 'esbuild';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { createTestDatabase, projectRoot, startDevRuntime, type RuntimeProcess } from './runtimeHarness';
+
+// The callbacks of page.waitForFunction run in the page; the test's TypeScript has no DOM library.
+declare const document: any;
 
 export interface BrowserChat {
   runtime: RuntimeProcess;
@@ -88,4 +91,29 @@ export async function startBrowserChat(databaseLabel: string, fixture: string): 
       await database.drop();
     },
   };
+}
+
+/** Types `text` into the chat page's draft and sends it. */
+export async function send(page: Page, text: string): Promise<void> {
+  await page.fill('#draft', text);
+  await page.click('#send');
+}
+
+/** The chat page's messages as `<type>: <text>`. */
+export const messages = (page: Page) =>
+  page.$$eval('#messages li', (items: any[]) => items.map((item) => `${item.getAttribute('data-type')}: ${item.textContent}`));
+
+/** The thread the chat page shows (its `thread` query parameter). */
+export const threadOf = (page: Page) => new URL(page.url()).searchParams.get('thread')!;
+
+/** Waits until the page shows an AI answer that has begun but not yet ended: proof that it streams in. */
+export async function waitForPartialAnswer(page: Page, finalText: string): Promise<void> {
+  await page.waitForFunction(
+    (final: string) => {
+      const answer = [...document.querySelectorAll('#messages li[data-type="ai"]')].at(-1)?.textContent ?? '';
+      return answer.length > 0 && answer !== final && final.startsWith(answer);
+    },
+    finalText,
+    { polling: 'raf', timeout: 30_000 },
+  );
 }
