@@ -3,25 +3,16 @@
  * authenticates bearer tokens of two users and scopes threads to their owner. Driven by the official JS client.
  */
 import { Client } from '@langchain/langgraph-sdk';
-import {
-  createTestDatabase,
-  startDevRuntime,
-  type RuntimeProcess,
-  fixtureIn,
-  graphLanguages,
-  RUNTIME_START_MS,
-  type GraphLanguage,
-} from './support/runtimeHarness';
+import { fixtureIn, graphLanguages, type GraphLanguage, devAppForSuite } from './support/runtimeHarness';
 
 describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  let runtime: RuntimeProcess;
+  const app = devAppForSuite('auth', fixtureIn('runtime-auth', language));
   let user1: Client;
   let user2: Client;
   const hi = { messages: [{ role: 'user', content: 'hi' }] };
 
   const clientFor = (token: string) =>
-    new Client({ apiUrl: runtime.url, apiKey: null, defaultHeaders: { Authorization: `Bearer ${token}` } });
+    new Client({ apiUrl: app.runtime.url, apiKey: null, defaultHeaders: { Authorization: `Bearer ${token}` } });
 
   async function lastAnswer(client: Client, threadId: string | null, config?: Record<string, unknown>) {
     let answer: any = null;
@@ -34,21 +25,14 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
     return answer;
   }
 
-  beforeAll(async () => {
-    database = await createTestDatabase('auth');
-    runtime = await startDevRuntime(fixtureIn('runtime-auth', language), database.url);
+  beforeAll(() => {
     user1 = clientFor('user1-token');
     user2 = clientFor('user2-token');
-  }, RUNTIME_START_MS + 30_000);
-
-  afterAll(async () => {
-    await runtime?.stop();
-    await database?.drop();
   });
 
   test('a missing or wrong token is a 401 with the detail the handler gave', async () => {
     for (const headers of [{}, { authorization: 'Bearer nope' }] as Array<Record<string, string>>) {
-      const response = await fetch(`${runtime.url}/threads/search`, {
+      const response = await fetch(`${app.runtime.url}/threads/search`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...headers },
         body: '{}',
@@ -56,7 +40,7 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
       expect(response.status).toBe(401);
       expect(await response.json()).toEqual({ detail: 'Invalid token' });
     }
-    expect((await fetch(`${runtime.url}/ok`)).status).toBe(200);
+    expect((await fetch(`${app.runtime.url}/ok`)).status).toBe(200);
   });
 
   test('a node receives the authenticated user and its custom fields at configurable.graphx_auth_user (and langgraph_auth_user)', async () => {
@@ -102,7 +86,7 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
     await expect(lastAnswer(user2, thread.thread_id)).rejects.toThrow(/404/);
     expect((await user2.threads.search({ limit: 100 })).map((item) => item.thread_id)).not.toContain(thread.thread_id);
     expect(await user2.threads.count({ metadata: { topic: 'secret' } })).toBe(0);
-    const listed = await fetch(`${runtime.url}/threads`, { headers: { authorization: 'Bearer user2-token' } });
+    const listed = await fetch(`${app.runtime.url}/threads`, { headers: { authorization: 'Bearer user2-token' } });
     expect(((await listed.json()) as Array<{ thread_id: string }>).map((item) => item.thread_id)).not.toContain(thread.thread_id);
 
     expect((await user1.threads.search({ metadata: { topic: 'secret' } })).map((item) => item.thread_id)).toEqual([
@@ -131,7 +115,7 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
   });
 
   test('a debugging-UI header without a verifiable API key is a 401, never a trusted user', async () => {
-    const response = await fetch(`${runtime.url}/threads/search`, {
+    const response = await fetch(`${app.runtime.url}/threads/search`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-auth-scheme': 'graphx-studio' },
       body: '{}',
@@ -168,7 +152,7 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
     await expect(user2.threads.copy(thread.thread_id)).rejects.toThrow(/404/);
     const copied = await user1.threads.copy(thread.thread_id);
     expect(copied.metadata).toMatchObject({ topic: 'copied', owner: 'user1', thread_id: copied.thread_id });
-    const watched = await fetch(`${runtime.url}/threads/${thread.thread_id}/stream`, {
+    const watched = await fetch(`${app.runtime.url}/threads/${thread.thread_id}/stream`, {
       headers: { authorization: 'Bearer user2-token' },
     });
     expect(watched.status).toBe(404);
