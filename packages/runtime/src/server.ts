@@ -168,7 +168,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     commandClass: appCommandClass,
   });
 
-  const runQueue = new RunQueueStore(pool, instanceId, tuning.leaseMs);
+  // An API-side instance leaves background runs to the queue side's instances (GRAPHX_RUNTIME_ROLE).
+  const runQueue = new RunQueueStore(pool, instanceId, tuning.leaseMs, tuning.role === 'api');
   const eventStore = new RunEventStore(pool);
   const runEvents = new RunEvents(eventStore);
   coordinator.onEvents = (runId, threadId) => runEvents.noteRemote(runId, threadId);
