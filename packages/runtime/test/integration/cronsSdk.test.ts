@@ -26,10 +26,9 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
 
   beforeAll(async () => {
     database = await createTestDatabase('crons');
-    instances = await Promise.all([
-      startDevRuntime(fixtureIn('runtime-echo', language), database.url, POLL),
-      startDevRuntime(fixtureIn('runtime-echo', language), database.url, POLL),
-    ]);
+    // One after the other: two first starts of a Python app on one new database raced (CI timed out at /ok).
+    instances = [await startDevRuntime(fixtureIn('runtime-echo', language), database.url, POLL)];
+    instances.push(await startDevRuntime(fixtureIn('runtime-echo', language), database.url, POLL));
     client = new Client({ apiUrl: instances[0]!.url, apiKey: null });
     pg = new PgClient({ connectionString: database.url });
     await pg.connect();

@@ -45,10 +45,9 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
 
   beforeAll(async () => {
     database = await createTestDatabase('multitask');
-    [first, second] = await Promise.all([
-      startDevRuntime(fixtureIn('runtime-echo', language), database.url),
-      startDevRuntime(fixtureIn('runtime-echo', language), database.url),
-    ]);
+    // One after the other: two first starts of a Python app on one new database raced (CI timed out at /ok).
+    first = await startDevRuntime(fixtureIn('runtime-echo', language), database.url);
+    second = await startDevRuntime(fixtureIn('runtime-echo', language), database.url);
     clientA = new Client({ apiUrl: first.url, apiKey: null });
     clientB = new Client({ apiUrl: second.url, apiKey: null });
   }, RUNTIME_START_MS + 30_000);
