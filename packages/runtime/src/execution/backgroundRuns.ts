@@ -4,6 +4,7 @@
  * latest, by a poll every lease period (which also picks up the runs of an instance that died). This instance's
  * events go to RunEvents for join streams.
  */
+import { graphConfigFor } from './runConfig';
 import { ConflictError, NotFoundError } from '@graphx/kit/errors';
 import { logger } from '@graphx/kit/logger';
 import type { AuthUser } from '../auth/authUser';
@@ -103,7 +104,7 @@ export class BackgroundRuns {
         await this.deps.threads.patchMetadata(threadId, { graph_id: graph.spec.graphId, assistant_id: run.assistant_id }, filter);
       }
     }
-    const config = this.deps.runService.graphConfig(user, run, graph, request);
+    const config = graphConfigFor(user, run, graph, request);
     if (options.reserveHere) this.reserved.add(run.run_id);
     await this.deps.queue.enqueue({ run, owner }, config, options.reserveHere);
     await this.deps.coordinator.announceQueued().catch(() => undefined);

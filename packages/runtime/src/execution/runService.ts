@@ -144,14 +144,10 @@ export class RunService {
       graph,
       stateful: threadId !== null,
       request,
-      graphConfig: this.graphConfig(user, run, graph, request),
+      graphConfig: graphConfigFor(user, run, graph, request),
       startedAt: Date.now(),
       checkpointBefore,
     };
-  }
-
-  graphConfig(user: AuthUser | null, run: Run, graph: LoadedGraph, request: RunRequest): Record<string, unknown> {
-    return graphConfigFor(user, run, graph, request);
   }
 
   /** Streams the run: `metadata` first, then the graph's events; records the run when the stream ends in any way. */
