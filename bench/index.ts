@@ -33,7 +33,6 @@ const benchmarks: Array<[string, string, () => Promise<void>]> = [
 async function main(): Promise<void> {
   // As `npm test`: the machine's PostgreSQL at 127.0.0.1:5432 when it answers, else an embedded one for this run.
   process.env.GRAPHX_BENCH_PG_ADMIN_URL = await benchAdminUrl();
-  // benchAdminUrl's embedded PostgreSQL (if any) ends with the process.
   for (const [name, title, run] of benchmarks) {
     if (process.env.BENCH_ONLY && process.env.BENCH_ONLY !== name) continue;
     console.log(`\n== bench/${name}: ${title}`);
@@ -41,7 +40,11 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+// Exit explicitly: an embedded PostgreSQL child keeps the event loop alive, and benchAdminUrl stops it on exit.
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
