@@ -169,14 +169,7 @@ async function handle(
     sendDetail(res, 404, 'Not found.');
     return;
   }
-  const tooLarge = () => {
-    sendDetail(res, 413, `Request body is larger than the gateway's limit of ${maxBodyBytes} bytes.`);
-    // The client may still be sending: read and drop the rest for a while so it sees the answer, then hang up.
-    req.resume();
-    setTimeout(() => {
-      if (!req.complete) req.socket.destroy();
-    }, DISCARD_MS).unref();
-  };
+  const tooLarge = () => refuseLargeBody(req, res, `Request body is larger than the gateway's limit of ${maxBodyBytes} bytes.`);
   if (Number(req.headers['content-length'] ?? 0) > maxBodyBytes) {
     tooLarge();
     return;
@@ -290,6 +283,33 @@ function headersWithout(rawHeaders: string[], dropped: ReadonlySet<string>): str
     if (!dropped.has(key.toLowerCase())) kept.push(key, rawHeaders[i + 1] as string);
   }
   return kept;
+}
+
+/**
+ * A 413 while the client may still be sending: a lingering close, as nginx does. The whole answer (with its length)
+ * is written at once, so the client has it; the response is ended only when the body has been read and dropped (or
+ * after DISCARD_MS), because ending it earlier on a `Connection: close` request destroys the socket and the client,
+ * still writing, gets EPIPE/ECONNRESET instead of the answer.
+ */
+function refuseLargeBody(req: http.IncomingMessage, res: http.ServerResponse, detail: string): void {
+  if (res.headersSent) return;
+  const body = JSON.stringify({ detail });
+  res.writeHead(413, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+  res.write(body);
+  const timer = setTimeout(() => {
+    res.end();
+    req.socket.destroy();
+  }, DISCARD_MS).unref();
+  const done = () => {
+    clearTimeout(timer);
+    res.end();
+  };
+  if (req.complete) done();
+  else {
+    req.once('end', done);
+    req.once('close', done);
+    req.resume();
+  }
 }
 
 function sendDetail(res: http.ServerResponse, status: number, detail: string): void {

@@ -38,7 +38,8 @@ describeWithEngine('graphx-runtime image', () => {
       const first = await ensureTestRuntimeImage(test.engine);
       const second = await ensureTestRuntimeImage(test.engine);
       expect(second).toEqual({ ...first, built: false });
-      const image = await test.engine.inspectImage(first.versionRef);
+      // The content-addressed ref, not the moving version tag: other suites may build other runtime contents at once.
+      const image = await test.engine.inspectImage(first.ref);
       expect(image?.labels['graphx.content-hash']).toBe(first.contentHash);
     },
     IMAGE_BUILD_HOOK_MS,
