@@ -22,16 +22,17 @@ export interface BrowserChat {
   stop: () => Promise<void>;
 }
 
-/** Serves the page and its bundle; passes every other request through to the runtime. */
-function servePage(bundle: string, runtimeUrl: string): http.Server {
+/** Serves the page and its bundle; passes every other request through to the runtime (none: a 404). */
+function servePage(bundle: string, runtimeUrl: string | null): http.Server {
   const html = '<!doctype html><html><body><div id="root"></div><script type="module" src="/app.js"></script></body></html>';
-  const target = new URL(runtimeUrl);
   const server = http.createServer((req, res) => {
     const pathname = new URL(req.url ?? '/', 'http://page').pathname;
     if (req.method === 'GET' && pathname === '/') return void res.writeHead(200, { 'content-type': 'text/html' }).end(html);
     if (req.method === 'GET' && pathname === '/app.js') {
       return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
     }
+    if (!runtimeUrl) return void res.writeHead(404).end();
+    const target = new URL(runtimeUrl);
     const upstream = http.request(
       new URL(req.url ?? '/', runtimeUrl),
       { method: req.method, headers: { ...req.headers, host: target.host } },
@@ -46,6 +47,8 @@ function servePage(bundle: string, runtimeUrl: string): http.Server {
   });
   // WebSocket handshakes go through as bytes: the request head again, then both ways.
   server.on('upgrade', (req, socket, head) => {
+    if (!runtimeUrl) return void socket.destroy();
+    const target = new URL(runtimeUrl);
     const upstream = net.connect(Number(target.port), target.hostname, () => {
       const lines = [`${req.method} ${req.url} HTTP/1.1`];
       for (let index = 0; index < req.rawHeaders.length; index += 2)
@@ -60,10 +63,11 @@ function servePage(bundle: string, runtimeUrl: string): http.Server {
   return server;
 }
 
-/** The runtime-chat app under `graphx dev` on a new database, the page `fixture` served beside it, and Chromium. */
-export async function startBrowserChat(databaseLabel: string, fixture: string): Promise<BrowserChat> {
-  const database = await createTestDatabase(databaseLabel);
-  const runtime = await startDevRuntime('runtime-chat', database.url);
+/** A chat page `fixture` bundled and served on loopback (passing other requests to `proxyTo`, if given), and Chromium. */
+export async function openChatPages(
+  fixture: string,
+  proxyTo: string | null,
+): Promise<{ browser: Browser; pageUrl: string; stop: () => Promise<void> }> {
   const built = await esbuild.build({
     entryPoints: [path.join(projectRoot, 'test', 'fixtures', 'browser', fixture)],
     bundle: true,
@@ -73,20 +77,34 @@ export async function startBrowserChat(databaseLabel: string, fixture: string): 
     define: { 'process.env.NODE_ENV': '"production"' },
     logLevel: 'warning',
   });
-  const pageServer = servePage(built.outputFiles[0]!.text, runtime.url);
+  const pageServer = servePage(built.outputFiles[0]!.text, proxyTo);
   await new Promise<void>((resolve) => pageServer.listen(0, '127.0.0.1', resolve));
   // Chromium's sandbox needs user namespaces a root process (CI containers run tests as root) is not given.
   const args = process.getuid?.() === 0 ? ['--no-sandbox'] : [];
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args });
   return {
-    runtime,
-    client: new Client({ apiUrl: runtime.url, apiKey: null }),
     browser,
     pageUrl: `http://127.0.0.1:${(pageServer.address() as { port: number }).port}/`,
     stop: async () => {
       await browser.close();
       pageServer.closeAllConnections();
       await new Promise((resolve) => pageServer.close(resolve));
+    },
+  };
+}
+
+/** The runtime-chat app under `graphx dev` on a new database, the page `fixture` served beside it, and Chromium. */
+export async function startBrowserChat(databaseLabel: string, fixture: string): Promise<BrowserChat> {
+  const database = await createTestDatabase(databaseLabel);
+  const runtime = await startDevRuntime('runtime-chat', database.url);
+  const pages = await openChatPages(fixture, runtime.url);
+  return {
+    runtime,
+    client: new Client({ apiUrl: runtime.url, apiKey: null }),
+    browser: pages.browser,
+    pageUrl: pages.pageUrl,
+    stop: async () => {
+      await pages.stop();
       await runtime.stop();
       await database.drop();
     },
