@@ -15,7 +15,9 @@ import { createMetricsRegistry, HttpMetrics, onResponseEnd, UNMATCHED_ROUTE, wri
 import { logger } from '@graphx/kit/logger';
 import { registerGatewayMetrics } from './gatewayMetrics';
 import { RequestBody } from './requestBody';
-import { RouteTable, type Route } from './routeTable';
+import { destination, headersWithout, INSTANCE_ONLY_PATHS, upstreamHeaders, type Destination } from './destination';
+import { RouteTable } from './routeTable';
+import { passUpgrade } from './upgrades';
 
 export interface GatewayOptions {
   db: Db;
@@ -34,18 +36,12 @@ export interface GatewayHandle {
   close: () => Promise<void>;
 }
 
-const NAME_AND_REST = /^\/([a-z][a-z0-9-]{0,62})(?=\/|\?|$)(.*)$/;
-/** Forwarded headers the gateway sets itself: a client's own are dropped, not passed along beside ours. */
-const FORWARDED = new Set(['x-forwarded-prefix', 'x-forwarded-host', 'x-forwarded-proto']);
-/** Hosts that are the gateway itself, never a deployment's custom_url. */
-const LOCAL_HOST = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\]|::1|0\.0\.0\.0)$/;
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
 const NOT_DELIVERED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'upgrade']);
 const MAX_ATTEMPTS = 6;
 /** The gateway's own scrape path: a deployment name cannot start with `-`, so no app can shadow it. */
 export const GATEWAY_METRICS_PATH = '/-/metrics';
-const INSTANCE_ONLY_PATHS = /^\/metrics\/?(\?|$)/;
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** As the Python Agent Server's default HTTP_MAX_REQUEST_BODY_BYTES (300 MB): what an app takes, the gateway passes. */
 export const DEFAULT_GATEWAY_MAX_BODY_BYTES = 300 * 1024 * 1024;
@@ -73,6 +69,8 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHand
       else res.destroy();
     });
   });
+  // WebSocket handshakes (the agent server's protocol-v2 transport) go through to an instance as raw bytes.
+  server.on('upgrade', (req, socket, head) => passUpgrade(routes, req, socket, head, publicUrl));
   answerClientErrorsWithJson(server);
   // Streams (SSE runs) may stay open far longer than node's default request timeout.
   server.requestTimeout = 0;
@@ -109,47 +107,6 @@ function observe(req: http.IncomingMessage, res: http.ServerResponse, metrics: H
 }
 
 type RoutedResponse = http.ServerResponse & { graphxRoute?: string };
-
-/** Where a request goes: a deployment (by path, or by its custom_url host) and what the app is told about it. */
-interface Destination {
-  route: Route;
-  name: string;
-  upstreamPath: string;
-  forwarded: { prefix: string; host: string; proto: string };
-  reread: () => Promise<Route>;
-}
-
-async function destination(routes: RouteTable, req: http.IncomingMessage, publicUrl: URL | null): Promise<Destination | null> {
-  const hostHeader = req.headers.host ?? '';
-  const hostname = hostHeader.replace(/:\d+$/, '').toLowerCase();
-  if (hostname && !LOCAL_HOST.test(hostname) && hostname !== publicUrl?.hostname) {
-    const route = await routes.getByHost(hostname);
-    if (route.exists) {
-      return {
-        route,
-        name: route.name,
-        upstreamPath: req.url ?? '/',
-        forwarded: { prefix: '', host: hostHeader, proto: route.scheme ?? 'http' },
-        reread: () => routes.getByHost(hostname, true),
-      };
-    }
-  }
-  const match = NAME_AND_REST.exec(req.url ?? '');
-  if (!match) return null;
-  const name = match[1] as string;
-  const rest = match[2] ?? '';
-  return {
-    route: await routes.get(name),
-    name,
-    upstreamPath: rest.startsWith('/') ? rest : `/${rest}`,
-    forwarded: {
-      prefix: `/${name}`,
-      host: publicUrl?.host ?? hostHeader,
-      proto: publicUrl ? publicUrl.protocol.replace(':', '') : 'http',
-    },
-    reread: () => routes.get(name, true),
-  };
-}
 
 async function handle(
   routes: RouteTable,
@@ -259,30 +216,6 @@ function forward(
     });
     body.attach(upstream);
   });
-}
-
-/**
- * The request's headers as the instance gets them: the client's own without the forwarded headers the gateway sets
- * itself (FORWARDED), then the gateway's prefix, host, protocol and the client's address.
- */
-function upstreamHeaders(req: http.IncomingMessage, port: number, forwarded: Destination['forwarded']): string[] {
-  const headers = headersWithout(req.rawHeaders, FORWARDED);
-  if (forwarded.prefix) headers.push('X-Forwarded-Prefix', forwarded.prefix);
-  if (forwarded.host) headers.push('X-Forwarded-Host', forwarded.host);
-  headers.push('X-Forwarded-Proto', forwarded.proto, 'X-Forwarded-For', req.socket.remoteAddress ?? '');
-  // HTTP/1.0 clients may omit Host, which node's HTTP/1.1 servers (the runtime) reject with 400.
-  if (req.headers.host === undefined) headers.push('Host', `127.0.0.1:${port}`);
-  return headers;
-}
-
-/** Raw headers (name, value, name, value…) without the names in `dropped` (lower case), in their order and case. */
-function headersWithout(rawHeaders: string[], dropped: ReadonlySet<string>): string[] {
-  const kept: string[] = [];
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const key = rawHeaders[i] as string;
-    if (!dropped.has(key.toLowerCase())) kept.push(key, rawHeaders[i + 1] as string);
-  }
-  return kept;
 }
 
 /**

@@ -5,13 +5,16 @@
  * `X-Api-Key` (CORS preflights included), in headless Chromium. The new `useStream` of `@langchain/react` (protocol
  * v2 over SSE: the SDK's browser WebSocket transport cannot send an API key) does first load, streamed tokens, an
  * interrupt and its resume, and a reload mid-run that re-attaches, without one 4xx/5xx in the network log; the legacy
- * hook of `@langchain/langgraph-sdk/react` keeps working on the same deployment.
+ * hook of `@langchain/langgraph-sdk/react` keeps working on the same deployment. The WebSocket transport itself goes
+ * through the gateway for clients that can send headers (`ws` from Node, as the SDK's `webSocketFactory` allows), and
+ * the app, not the gateway, decides the handshake: without the key it is refused.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@langchain/langgraph-sdk';
 import type { Browser, Page } from 'playwright-core';
+import WebSocket from 'ws';
 import {
   messages,
   openChatPages,
@@ -146,4 +149,59 @@ test('the legacy useStream keeps working on the same deployment: a message strea
   expect(state.values.messages.map((message) => message.content)).toEqual(['hi legacy', 'You said: hi legacy.']);
   expect(failures).toEqual([]);
   await page.context().close();
+});
+
+/** A WebSocket on the deployment's protocol-v2 event stream, with the messages it received so far. */
+async function openEventSocket(threadId: string, headers: Record<string, string>) {
+  const socket = new WebSocket(`${deploymentUrl.replace(/^http/, 'ws')}/threads/${threadId}/stream/events`, { headers });
+  const received: any[] = [];
+  socket.on('message', (data) => received.push(JSON.parse(String(data))));
+  const opened = await new Promise<{ ok: true } | { ok: false; status: number }>((resolve) => {
+    socket.once('open', () => resolve({ ok: true }));
+    socket.once('unexpected-response', (_request, response) => resolve({ ok: false, status: response.statusCode ?? 0 }));
+    socket.once('error', () => resolve({ ok: false, status: 0 }));
+  });
+  const next = async (predicate: (message: any) => boolean) => {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const found = received.find(predicate);
+      if (found) return found;
+      if (Date.now() > deadline) throw new Error(`timed out; received ${JSON.stringify(received.slice(-5))}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  return { socket, opened, next, received };
+}
+
+test('protocol v2 over a WebSocket through the deployment URL: subscribe, run.start, streamed messages; no key, no socket', async () => {
+  const threadId = crypto.randomUUID();
+  const refused = await openEventSocket(threadId, {});
+  expect(refused.opened).toEqual({ ok: false, status: 401 });
+
+  const { socket, opened, next, received } = await openEventSocket(threadId, { 'X-Api-Key': pipeline.apiKey });
+  expect(opened).toEqual({ ok: true });
+  socket.send(JSON.stringify({ id: 1, method: 'subscription.subscribe', params: { channels: ['messages', 'lifecycle'] } }));
+  expect(await next((message) => message.id === 1)).toMatchObject({ type: 'success', id: 1 });
+  socket.send(
+    JSON.stringify({
+      id: 2,
+      method: 'run.start',
+      params: { assistant_id: 'chat', input: { messages: [{ role: 'user', content: 'over the gateway' }] } },
+    }),
+  );
+  expect(await next((message) => message.id === 2)).toMatchObject({ type: 'success', result: { run_id: expect.any(String) } });
+  await next(
+    (message) =>
+      message.method === 'lifecycle' && message.params?.namespace?.length === 0 && message.params.data?.event === 'completed',
+  );
+  // The answer arrived as message events on the socket, token by token (more than one event).
+  expect(received.filter((message) => message.method === 'messages').length).toBeGreaterThan(1);
+  socket.close();
+  const state = await client.threads.getState<{ messages: Array<{ content: unknown }> }>(threadId);
+  const text = (content: unknown) =>
+    typeof content === 'string' ? content : (content as Array<{ text?: string }>).map((block) => block.text ?? '').join('');
+  expect(state.values.messages.map((message) => text(message.content))).toEqual([
+    'over the gateway',
+    'You said: over the gateway.',
+  ]);
 });
