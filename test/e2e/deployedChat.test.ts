@@ -16,11 +16,13 @@ import { Client } from '@langchain/langgraph-sdk';
 import type { Browser, Page } from 'playwright-core';
 import WebSocket from 'ws';
 import {
-  messages,
+  chatThroughAnInterrupt,
   openChatPages,
+  reloadDuringALongAnswer,
   send,
   threadOf,
   waitForPartialAnswer,
+  watchFailures,
 } from '../../packages/runtime/test/integration/support/browserChat';
 import { createGitRepo } from '../support/gitRepos';
 import { codehostDeployment, startPipelineStack, type PipelineStack } from '../support/pipelineStack';
@@ -29,7 +31,6 @@ import { codehostDeployment, startPipelineStack, type PipelineStack } from '../s
 declare const document: any;
 
 const FIXTURES = path.resolve(__dirname, '..', 'fixtures', 'apps');
-const longAnswer = (text: string) => `You said: ${text}. ${'la '.repeat(20)}the end.`;
 
 let pipeline: PipelineStack;
 let deploymentUrl: string;
@@ -73,64 +74,21 @@ afterAll(async () => {
 async function openChat(kind: 'protocol' | 'legacy'): Promise<{ page: Page; failures: string[] }> {
   const { browser, pageUrl } = pages[kind]!;
   const page = await (await browser.newContext()).newPage();
-  const failures: string[] = [];
-  page.on('response', (response) => {
-    if (response.status() >= 400) failures.push(`${response.status()} ${response.request().method()} ${response.url()}`);
-  });
-  page.on('requestfailed', (request) => {
-    // A stream the page itself closed (a reload, a finished run) is not a failure of the server.
-    if (!/ERR_ABORTED/.test(request.failure()?.errorText ?? '')) failures.push(`failed ${request.method()} ${request.url()}`);
-  });
-  page.on('pageerror', (error) => failures.push(`page error: ${error.message}`));
+  const failures = watchFailures(page);
   await page.goto(`${pageUrl}?${new URLSearchParams({ api: deploymentUrl, key: pipeline.apiKey })}`);
   return { page, failures };
 }
 
-async function waitForAnswer(page: Page, text: string): Promise<void> {
-  await page.waitForFunction(
-    (expected) => [...document.querySelectorAll('#messages li[data-type="ai"]')].at(-1)?.textContent === expected,
-    text,
-    { timeout: 30_000 },
-  );
-  await page.waitForFunction(() => document.querySelector('#status')?.textContent === 'idle', undefined, { timeout: 30_000 });
-}
-
 test('new useStream on a deployed app, from another origin: streamed tokens, an interrupt and its resume, no 4xx/5xx', async () => {
   const { page, failures } = await openChat('protocol');
-  await send(page, 'hello there');
-  await waitForPartialAnswer(page, 'You said: hello there.');
-  await waitForAnswer(page, 'You said: hello there.');
-  expect(await messages(page)).toEqual(['human: hello there', 'ai: You said: hello there.']);
-
-  await send(page, 'ask me something');
-  await page.waitForFunction(() => document.querySelector('#question')?.textContent === 'Which colour?', undefined, {
-    timeout: 30_000,
-  });
-  await send(page, 'blue');
-  await waitForAnswer(page, 'You chose blue.');
-  const threadId = threadOf(page);
-  const state = await client.threads.getState<{ messages: Array<{ content: unknown }> }>(threadId);
-  expect(state.values.messages).toHaveLength(4);
-  expect((await client.runs.list(threadId)).map((run) => run.status).sort()).toEqual(['interrupted', 'success', 'success']);
-  expect(await page.textContent('#error')).toBe('');
+  await chatThroughAnInterrupt(page, client);
   expect(failures).toEqual([]);
   await page.context().close();
 });
 
 test('new useStream on a deployed app: a reload during a long answer re-attaches and streams on to its end, run once', async () => {
   const { page, failures } = await openChat('protocol');
-  await send(page, 'tell a long story');
-  await page.waitForFunction(
-    () => document.querySelector('#messages li[data-type="ai"]')?.textContent?.includes('la la'),
-    undefined,
-    { timeout: 30_000 },
-  );
-  const threadId = threadOf(page);
-  await page.reload();
-  await waitForPartialAnswer(page, longAnswer('tell a long story'));
-  await waitForAnswer(page, longAnswer('tell a long story'));
-  expect(await messages(page)).toEqual(['human: tell a long story', `ai: ${longAnswer('tell a long story')}`]);
-  expect((await client.runs.list(threadId)).map((run) => run.status)).toEqual(['success']);
+  await reloadDuringALongAnswer(page, client);
   expect(failures).toEqual([]);
   await page.context().close();
 });

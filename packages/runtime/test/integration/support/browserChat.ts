@@ -135,3 +135,70 @@ export async function waitForPartialAnswer(page: Page, finalText: string): Promi
     { polling: 'raf', timeout: 30_000 },
   );
 }
+
+/** Every answer of 400 or more, failed request and page error a page meets (the chat tests expect none). */
+export function watchFailures(page: Page): string[] {
+  const failures: string[] = [];
+  page.on('response', (response) => {
+    if (response.status() >= 400) failures.push(`${response.status()} ${response.request().method()} ${response.url()}`);
+  });
+  page.on('requestfailed', (request) => {
+    // A stream the page itself closed (a reload, a finished run) is not a failure of the server.
+    if (!/ERR_ABORTED/.test(request.failure()?.errorText ?? '')) failures.push(`failed ${request.method()} ${request.url()}`);
+  });
+  page.on('pageerror', (error) => failures.push(`page error: ${error.message}`));
+  return failures;
+}
+
+/** Waits until the last AI message reads `text` and the page is idle. */
+export async function waitForAnswer(page: Page, text: string): Promise<void> {
+  await page.waitForFunction(
+    (expected) => [...document.querySelectorAll('#messages li[data-type="ai"]')].at(-1)?.textContent === expected,
+    text,
+    { timeout: 30_000 },
+  );
+  await page.waitForFunction(() => document.querySelector('#status')?.textContent === 'idle', undefined, { timeout: 30_000 });
+}
+
+/** The chat fixture's answer to a message containing "long" (test/fixtures/apps/runtime-chat/src/chat.ts). */
+export const longAnswer = (text: string) => `You said: ${text}. ${'la '.repeat(20)}the end.`;
+
+/**
+ * On the protocol-v2 chat page: a message whose answer streams in token by token, then an interrupt answered from
+ * the page; the thread holds four messages and three runs (one interrupted) afterwards.
+ */
+export async function chatThroughAnInterrupt(page: Page, client: Client): Promise<void> {
+  await send(page, 'hello there');
+  await waitForPartialAnswer(page, 'You said: hello there.');
+  await waitForAnswer(page, 'You said: hello there.');
+  expect(await messages(page)).toEqual(['human: hello there', 'ai: You said: hello there.']);
+
+  await send(page, 'ask me something');
+  await page.waitForFunction(() => document.querySelector('#question')?.textContent === 'Which colour?', undefined, {
+    timeout: 30_000,
+  });
+  await send(page, 'blue');
+  await waitForAnswer(page, 'You chose blue.');
+  const threadId = threadOf(page);
+  const state = await client.threads.getState<{ messages: Array<{ content: unknown }> }>(threadId);
+  expect(state.values.messages).toHaveLength(4);
+  // The run that stopped at the interrupt is recorded interrupted; the resume and the first message succeeded.
+  expect((await client.runs.list(threadId)).map((run) => run.status).sort()).toEqual(['interrupted', 'success', 'success']);
+  expect(await page.textContent('#error')).toBe('');
+}
+
+/** On the protocol-v2 chat page: a reload during a long answer re-attaches and shows it streaming to its end, run once. */
+export async function reloadDuringALongAnswer(page: Page, client: Client): Promise<void> {
+  await send(page, 'tell a long story');
+  await page.waitForFunction(
+    () => document.querySelector('#messages li[data-type="ai"]')?.textContent?.includes('la la'),
+    undefined,
+    { timeout: 30_000 },
+  );
+  const threadId = threadOf(page);
+  await page.reload();
+  await waitForPartialAnswer(page, longAnswer('tell a long story'));
+  await waitForAnswer(page, longAnswer('tell a long story'));
+  expect(await messages(page)).toEqual(['human: tell a long story', `ai: ${longAnswer('tell a long story')}`]);
+  expect((await client.runs.list(threadId)).map((run) => run.status)).toEqual(['success']);
+}
