@@ -22,6 +22,28 @@ from .store import ServerStore
 
 # The lock the server takes around its own schema creation: instances starting together migrate one at a time.
 SCHEMA_LOCK_KEY = 7_384_112_019
+SCHEMA_LOCK_TIMEOUT_S = 180
+SCHEMA_LOCK_POLL_S = 0.1
+
+
+async def _take_schema_lock(conn: Any) -> None:
+    """Polls pg_try_advisory_lock rather than blocking in pg_advisory_lock: a blocked session holds a snapshot, and
+    the checkpointer's migrations (CREATE INDEX CONCURRENTLY) wait for every older snapshot, while the lock's holder
+    is an idle session waiting on its client: a deadlock PostgreSQL cannot see (two instances starting together on a
+    new database hung). The agent server's side polls the same way (storage/schema.ts)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + SCHEMA_LOCK_TIMEOUT_S
+    while True:
+        cursor = await conn.execute("SELECT pg_try_advisory_lock(%s) AS locked", (SCHEMA_LOCK_KEY,))
+        row = await cursor.fetchone()
+        if row and row["locked"]:
+            return
+        if loop.time() > deadline:
+            raise RuntimeError(
+                f"Another instance has been creating the database schema for {SCHEMA_LOCK_TIMEOUT_S} s; "
+                "this one gives up (look for a stuck instance of this deployment)."
+            )
+        await asyncio.sleep(SCHEMA_LOCK_POLL_S)
 
 
 async def _open_checkpointer(database_uri: str) -> tuple[AsyncPostgresSaver, AsyncConnectionPool]:
@@ -36,7 +58,7 @@ async def _open_checkpointer(database_uri: str) -> tuple[AsyncPostgresSaver, Asy
     await pool.open(wait=True, timeout=30)
     saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
     async with pool.connection() as conn:
-        await conn.execute("SELECT pg_advisory_lock(%s)", (SCHEMA_LOCK_KEY,))
+        await _take_schema_lock(conn)
         try:
             await saver.setup()
         finally:

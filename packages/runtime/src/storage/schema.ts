@@ -3,10 +3,13 @@
  * together, so creation (ours and the checkpointer's migrations) runs under one advisory lock.
  */
 import type { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 
-// Arbitrary constant shared by every runtime instance: "graphx runtime schema".
+// Arbitrary constant shared by every runtime instance and the Python executor: "graphx runtime schema".
 const SCHEMA_LOCK_KEY = 7_384_112_019;
+/** How long an instance waits for another's schema creation before it gives up (and says so). */
+const SCHEMA_LOCK_TIMEOUT_MS = 180_000;
+const SCHEMA_LOCK_POLL_MS = 100;
 
 const STATEMENTS = [
   `CREATE TABLE IF NOT EXISTS graphx_threads (
@@ -132,12 +135,33 @@ export async function ensureRuntimeSchema(
 ): Promise<void> {
   const client = await pool.connect();
   try {
-    await client.query('SELECT pg_advisory_lock($1)', [SCHEMA_LOCK_KEY]);
+    await takeSchemaLock(client);
     for (const statement of STATEMENTS) await client.query(statement);
     await checkpointer.setup();
     await store.setup();
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [SCHEMA_LOCK_KEY]).catch(() => undefined);
     client.release();
+  }
+}
+
+/**
+ * The schema lock, taken by polling `pg_try_advisory_lock`, never by blocking in `pg_advisory_lock`: a session
+ * blocked there holds a snapshot, and the Python checkpointer's migrations (run under the same lock by the executor)
+ * include CREATE INDEX CONCURRENTLY, which waits for every older snapshot to end. The lock's holder is then an idle
+ * session waiting on its own client, so PostgreSQL sees no deadlock and both instances hang (seen when two instances
+ * of a Python app started together on a new database). A poll is one short statement: no snapshot outlives it.
+ */
+async function takeSchemaLock(client: PoolClient): Promise<void> {
+  const deadline = Date.now() + SCHEMA_LOCK_TIMEOUT_MS;
+  for (;;) {
+    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [SCHEMA_LOCK_KEY]);
+    if (rows[0]?.locked) return;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `Another instance has been creating the database schema for ${SCHEMA_LOCK_TIMEOUT_MS / 1000} s; this one gives up (look for a stuck instance of this deployment).`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, SCHEMA_LOCK_POLL_MS));
   }
 }

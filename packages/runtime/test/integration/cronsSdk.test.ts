@@ -6,42 +6,20 @@
  */
 import { Client } from '@langchain/langgraph-sdk';
 import { Client as PgClient } from 'pg';
-import {
-  createTestDatabase,
-  startDevRuntime,
-  type RuntimeProcess,
-  fixtureIn,
-  graphLanguages,
-  RUNTIME_START_MS,
-  type GraphLanguage,
-} from './support/runtimeHarness';
+import { devAppsForSuite, fixtureIn, graphLanguages, type GraphLanguage } from './support/runtimeHarness';
 
 describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
   const POLL = { GRAPHX_RUNTIME_CRON_POLL_MS: '100' };
   const say = (content: string) => ({ messages: [{ role: 'user', content }] });
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  let instances: RuntimeProcess[];
+  const apps = devAppsForSuite('crons', fixtureIn('runtime-echo', language), { count: 2, env: POLL });
   let client: Client;
-  let pg: PgClient;
 
-  beforeAll(async () => {
-    database = await createTestDatabase('crons');
-    // One after the other: two first starts of a Python app on one new database raced (CI timed out at /ok).
-    instances = [await startDevRuntime(fixtureIn('runtime-echo', language), database.url, POLL)];
-    instances.push(await startDevRuntime(fixtureIn('runtime-echo', language), database.url, POLL));
-    client = new Client({ apiUrl: instances[0]!.url, apiKey: null });
-    pg = new PgClient({ connectionString: database.url });
-    await pg.connect();
-  }, RUNTIME_START_MS + 30_000);
-
-  afterAll(async () => {
-    await pg?.end();
-    for (const instance of instances ?? []) await instance.stop();
-    await database?.drop();
+  beforeAll(() => {
+    client = apps.clients[0] as Client;
   });
 
   const post = async (path: string, body: unknown, method = 'POST') => {
-    const response = await fetch(`${instances[1]!.url}${path}`, {
+    const response = await fetch(`${apps.runtimes[1]!.url}${path}`, {
       method,
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),
@@ -65,7 +43,7 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
     expect(new Date(stateless.next_run_date!).toISOString()).toMatch(/-01-01T00:00:00\.000Z$/);
     expect(onThread).toMatchObject({ thread_id: thread.thread_id, schedule: '30 12 * * *' });
 
-    const other = new Client({ apiUrl: instances[1]!.url, apiKey: null });
+    const other = new Client({ apiUrl: apps.runtimes[1]!.url, apiKey: null });
     expect((await other.crons.search({ threadId: thread.thread_id })).map((cron) => cron.cron_id)).toEqual([onThread.cron_id]);
     expect(await other.crons.count({ assistantId: 'agent' })).toBeGreaterThanOrEqual(2);
     expect(await other.crons.count({ threadId: thread.thread_id })).toBe(1);
@@ -136,8 +114,15 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
     const seconds = (Date.now() - started) / 1000;
     await new Promise((resolve) => setTimeout(resolve, 1000));
 
-    const runsOf = async (cronId: string) =>
-      (await pg.query(`SELECT run_id, owner, status FROM graphx_runs WHERE metadata->>'cron_id' = $1`, [cronId])).rows;
+    const runsOf = async (cronId: string) => {
+      const pg = new PgClient({ connectionString: apps.database.url });
+      await pg.connect();
+      try {
+        return (await pg.query(`SELECT run_id, owner, status FROM graphx_runs WHERE metadata->>'cron_id' = $1`, [cronId])).rows;
+      } finally {
+        await pg.end();
+      }
+    };
     for (const cron of [onThread, stateless]) {
       const runs = await runsOf(cron.cron_id);
       expect(runs.length).toBeGreaterThanOrEqual(Math.floor(seconds) - 1);

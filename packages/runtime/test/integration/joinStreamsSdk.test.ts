@@ -4,36 +4,18 @@
  * (with the same ids, and `Last-Event-ID` replay), an error as an `error` event; `threads.joinStream` shows
  * the runs of a thread as they come, each run's end, and state updates.
  */
-import { Client } from '@langchain/langgraph-sdk';
-import {
-  createTestDatabase,
-  startDevRuntime,
-  type RuntimeProcess,
-  fixtureIn,
-  graphLanguages,
-  RUNTIME_START_MS,
-  type GraphLanguage,
-} from './support/runtimeHarness';
+import { type Client } from '@langchain/langgraph-sdk';
+import { devAppsForSuite, fixtureIn, graphLanguages, type GraphLanguage } from './support/runtimeHarness';
 
 describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
   const say = (content: string) => ({ messages: [{ role: 'user', content }] });
   const texts = (values: any) => (values.messages as Array<{ content: string }>).map((message) => message.content);
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  let instances: RuntimeProcess[];
+  const apps = devAppsForSuite('joins', fixtureIn('runtime-echo', language), { count: 2 });
   let clients: Client[];
 
-  beforeAll(async () => {
-    database = await createTestDatabase('joins');
-    // One after the other: two first starts of a Python app on one new database raced (CI timed out at /ok).
-    instances = [await startDevRuntime(fixtureIn('runtime-echo', language), database.url)];
-    instances.push(await startDevRuntime(fixtureIn('runtime-echo', language), database.url));
-    clients = instances.map((instance) => new Client({ apiUrl: instance.url, apiKey: null }));
-  }, 120_000);
-
-  afterAll(async () => {
-    for (const instance of instances ?? []) await instance.stop();
-    await database?.drop();
-  }, RUNTIME_START_MS + 30_000);
+  beforeAll(() => {
+    clients = apps.clients;
+  });
 
   type Event = { event: string; data: any; id?: string };
 
@@ -176,15 +158,15 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
   });
 
   test('a thread stream of an unknown thread is 404 and an unknown stream mode is a 4xx, each with a JSON detail', async () => {
-    const missing = await fetch(`${instances[0]!.url}/threads/00000000-0000-4000-8000-000000000000/stream`);
+    const missing = await fetch(`${apps.runtimes[0]!.url}/threads/00000000-0000-4000-8000-000000000000/stream`);
     expect(missing.status).toBe(404);
     expect(await missing.json()).toHaveProperty('detail');
     const thread = await clients[0]!.threads.create();
-    const bad = await fetch(`${instances[0]!.url}/threads/${thread.thread_id}/stream?stream_mode=everything`);
+    const bad = await fetch(`${apps.runtimes[0]!.url}/threads/${thread.thread_id}/stream?stream_mode=everything`);
     expect(bad.status).toBeGreaterThanOrEqual(400);
     expect(bad.status).toBeLessThan(500);
     expect(await bad.json()).toHaveProperty('detail');
-    const badId = await fetch(`${instances[0]!.url}/threads/${thread.thread_id}/stream`, {
+    const badId = await fetch(`${apps.runtimes[0]!.url}/threads/${thread.thread_id}/stream`, {
       headers: { 'Last-Event-ID': 'yesterday' },
     });
     expect(badId.status).toBeGreaterThanOrEqual(400);

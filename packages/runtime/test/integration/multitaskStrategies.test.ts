@@ -2,23 +2,13 @@
  * `multitask_strategy` on a busy thread, driven by the official JS client over loopback against two `graphx dev`
  * processes sharing one database (as two instances of a revision do). The `slow` graph takes 3 s unless aborted.
  */
-import { Client } from '@langchain/langgraph-sdk';
+import { type Client } from '@langchain/langgraph-sdk';
 import { Client as PgClient } from 'pg';
 import { waitFor } from '@graphx/kit/net/ports';
-import {
-  createTestDatabase,
-  startDevRuntime,
-  type RuntimeProcess,
-  fixtureIn,
-  graphLanguages,
-  RUNTIME_START_MS,
-  type GraphLanguage,
-} from './support/runtimeHarness';
+import { devAppsForSuite, fixtureIn, graphLanguages, type GraphLanguage } from './support/runtimeHarness';
 
 describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  let first: RuntimeProcess;
-  let second: RuntimeProcess;
+  const apps = devAppsForSuite('multitask', fixtureIn('runtime-echo', language), { count: 2, cleanExit: true });
   let clientA: Client;
   let clientB: Client;
 
@@ -43,19 +33,8 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
     return state.values.messages.map((message) => message.content);
   }
 
-  beforeAll(async () => {
-    database = await createTestDatabase('multitask');
-    // One after the other: two first starts of a Python app on one new database raced (CI timed out at /ok).
-    first = await startDevRuntime(fixtureIn('runtime-echo', language), database.url);
-    second = await startDevRuntime(fixtureIn('runtime-echo', language), database.url);
-    clientA = new Client({ apiUrl: first.url, apiKey: null });
-    clientB = new Client({ apiUrl: second.url, apiKey: null });
-  }, RUNTIME_START_MS + 30_000);
-
-  afterAll(async () => {
-    const codes = await Promise.all([first?.stop(), second?.stop()]);
-    await database?.drop();
-    expect(codes).toEqual([0, 0]);
+  beforeAll(() => {
+    [clientA, clientB] = apps.clients as [Client, Client];
   });
 
   test('reject refuses a run on a busy thread with 409 and leaves the running run alone', async () => {
@@ -135,7 +114,7 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
     expect((await running).map((event) => event.event)).toEqual(['metadata']);
     expect(Date.now() - started).toBeLessThan(2_500);
     await expect(clientA.threads.get(thread.thread_id)).rejects.toThrow(/404/);
-    const pg = new PgClient({ connectionString: database.url });
+    const pg = new PgClient({ connectionString: apps.database.url });
     await pg.connect();
     try {
       const rows = await pg.query('SELECT count(*)::int AS n FROM checkpoints WHERE thread_id = $1', [thread.thread_id]);

@@ -120,22 +120,56 @@ export interface DevApp {
   client: Client;
 }
 
+/** Several `graphx dev` instances of one fixture over one fresh database (as a revision's instances share one). */
+export interface DevApps {
+  database: { url: string; drop: () => Promise<void> };
+  runtimes: RuntimeProcess[];
+  clients: Client[];
+}
+
 /**
- * Starts a DevApp before the enclosing describe block's tests and stops it (runtime, then database) after them. The
- * returned object is filled in by then: read its fields inside tests and hooks.
+ * Starts `count` instances before the enclosing describe block's tests — together, as a revision's instances start,
+ * so their first starts race for the new database's schema — and stops them (then the database) after the tests;
+ * with `cleanExit`, each must exit with 0. The returned object is filled in by then: read it inside tests and hooks.
  */
-export function devAppForSuite(label: string, app: string, env: Record<string, string> = {}): DevApp {
-  const suite = {} as DevApp;
+export function devAppsForSuite(
+  label: string,
+  app: string,
+  options: { count?: number; env?: Record<string, string>; cleanExit?: boolean } = {},
+): DevApps {
+  const suite: DevApps = { database: undefined as unknown as DevApps['database'], runtimes: [], clients: [] };
   beforeAll(async () => {
     suite.database = await createTestDatabase(label);
-    suite.runtime = await startDevRuntime(app, suite.database.url, env);
-    suite.client = new Client({ apiUrl: suite.runtime.url, apiKey: null });
+    const started = await Promise.allSettled(
+      Array.from({ length: options.count ?? 1 }, () => startDevRuntime(app, suite.database.url, options.env)),
+    );
+    for (const outcome of started) if (outcome.status === 'fulfilled') suite.runtimes.push(outcome.value);
+    const failed = started.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    suite.clients.push(...suite.runtimes.map((runtime) => new Client({ apiUrl: runtime.url, apiKey: null })));
   }, RUNTIME_START_MS + 30_000);
   afterAll(async () => {
-    await suite.runtime?.stop();
+    const codes = await Promise.all(suite.runtimes.map((runtime) => runtime.stop()));
     await suite.database?.drop();
-  });
+    if (options.cleanExit) expect(codes).toEqual(suite.runtimes.map(() => 0));
+  }, 60_000);
   return suite;
+}
+
+/** One instance: devAppsForSuite's first runtime and client. */
+export function devAppForSuite(label: string, app: string, env: Record<string, string> = {}): DevApp {
+  const apps = devAppsForSuite(label, app, { env });
+  return {
+    get database() {
+      return apps.database;
+    },
+    get runtime() {
+      return apps.runtimes[0] as RuntimeProcess;
+    },
+    get client() {
+      return apps.clients[0] as Client;
+    },
+  };
 }
 
 /** A real control-plane API (createApp) on a loopback port. */
