@@ -187,6 +187,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const crons = new CronStore(pool);
   const cronScheduler = new CronScheduler({ crons, runQueue, threads, backgroundRuns, pollMs: tuning.cronPollMs });
 
+  const hasJavaScriptGraphs = appConfig.graphs.some((graph) => graph.language !== 'python');
   const services: RuntimeServices = {
     graphs,
     assistants,
@@ -220,12 +221,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       await keepLatestCheckpoint(pool, threadId);
     },
     // The Python server's shape (version, langgraph_py_version, flags, host, metadata), as LangSmith's clients read it,
-    // with the JS server's `langgraph_js_version`/`context` beside it: the graphs here are JavaScript.
+    // with the JS server's `langgraph_js_version`/`context` beside it; each version is that of the graphs' language
+    // (null when no graph is in it), the context `python` only when every graph is Python.
     info: {
       version: '0.1.0',
-      langgraph_py_version: null,
-      langgraph_js_version: packageVersion(appConfig.appDir, '@langchain/langgraph'),
-      context: 'js',
+      langgraph_py_version: python ? ((await python.call<{ langgraph: string | null }>('versions', {})).langgraph ?? null) : null,
+      langgraph_js_version: hasJavaScriptGraphs ? packageVersion(appConfig.appDir, '@langchain/langgraph') : null,
+      context: hasJavaScriptGraphs ? 'js' : 'python',
       flags: { assistants: true, crons: true, langsmith: false, langsmith_tracing_replicas: false, graphx: true },
       host: {
         kind: 'self-hosted',

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import platform
 import sys
 from typing import Any
 
@@ -66,6 +67,17 @@ async def _open_checkpointer(database_uri: str) -> tuple[AsyncPostgresSaver, Asy
     return saver, pool
 
 
+def _versions() -> dict[str, str | None]:
+    """What /info reports for Python graphs (as the Python server's `langgraph_py_version`)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        langgraph = version("langgraph")
+    except PackageNotFoundError:
+        langgraph = None
+    return {"langgraph": langgraph, "python": platform.python_version()}
+
+
 async def main() -> None:
     logging.basicConfig(level=os.environ.get("GRAPHX_EXECUTOR_LOG_LEVEL", "WARNING"), stream=sys.stderr)
     connection = await Connection.from_fd(int(os.environ.get("GRAPHX_EXECUTOR_FD", "3")))
@@ -87,6 +99,9 @@ async def main() -> None:
         auth["object"] = app_auth.load_auth(module, spec["exportName"])
         return {"authenticates": auth["object"]._authenticate_handler is not None}
 
+    async def versions(params: dict[str, Any]) -> Any:
+        return _versions()
+
     handlers = {
         "load": load,
         "stream": graphs.stream,
@@ -99,6 +114,7 @@ async def main() -> None:
         "get_schemas": graphs.get_schemas,
         "get_subgraphs": graphs.get_subgraphs,
         "load_auth": load_auth,
+        "versions": versions,
         "authenticate": lambda params: app_auth.authenticate(auth["object"], params),
         "authorize": lambda params: app_auth.authorize(auth["object"], params),
     }

@@ -25,9 +25,13 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
 
   test('/info has the Python server shape: version, langgraph_py_version, flags, host and metadata', async () => {
     const info = (await (await fetch(`${app.runtime.url}/info`)).json()) as Record<string, any>;
+    // Each langgraph version is that of the graphs' own language; the other is null.
+    const semver = expect.stringMatching(/^\d+\.\d+\.\d+/);
     expect(info).toMatchObject({
       version: expect.any(String),
-      langgraph_py_version: null,
+      langgraph_py_version: language === 'python' ? semver : null,
+      langgraph_js_version: language === 'python' ? null : semver,
+      context: language === 'python' ? 'python' : 'js',
       flags: { assistants: true, crons: true, langsmith: false, langsmith_tracing_replicas: false },
       host: { kind: 'self-hosted', revision_id: null, tenant_id: null },
       metadata: {},

@@ -71,19 +71,27 @@ export async function spawnRuntime(options: {
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const url = `http://127.0.0.1:${options.port}`;
+  // A runtime that exits while starting fails the start at once (waitFor would take the exit for "not yet").
+  let exited: (() => void) | null = null;
+  const exit = new Promise<never>((_resolve, reject) => {
+    exited = () => reject(new Error(`the runtime exited with ${child.exitCode ?? child.signalCode} while starting`));
+    child.once('exit', exited);
+  });
   try {
-    await waitFor(
-      'the runtime to answer /ok',
-      async () => {
-        if (child.exitCode !== null) throw new Error(`runtime exited: ${output}`);
-        return (await fetch(`${url}/ok`)).status === 200;
-      },
-      options.startTimeoutMs ?? RUNTIME_START_MS,
-      100,
-    );
+    await Promise.race([
+      exit,
+      waitFor(
+        'the runtime to answer /ok',
+        async () => (await fetch(`${url}/ok`)).status === 200,
+        options.startTimeoutMs ?? RUNTIME_START_MS,
+        100,
+      ),
+    ]);
   } catch (error) {
     child.kill('SIGKILL');
     throw new Error(`${(error as Error).message}\n${output}`);
+  } finally {
+    if (exited) child.off('exit', exited);
   }
   return {
     url,
