@@ -107,10 +107,12 @@ export async function benchRuntime(): Promise<void> {
     console.log(`\nthreadless /runs/stream, updates mode, ${SECONDS_PER_POINT} s per point`);
     console.log('server                   clients   runs/s   p50 first byte ms   p50 whole run ms   server CPU ms/run');
     const runsPerSecond = new Map<string, number>();
+    const cpuPerRun = new Map<string, number>();
     for (const server of servers) {
       for (const clients of CONCURRENCY) {
         const result = await measure(server, clients);
         runsPerSecond.set(`${server.name} ${clients}`, result.runsPerSecond);
+        cpuPerRun.set(`${server.name} ${clients}`, result.cpuPerRun);
         console.log(
           `${server.name.padEnd(24)} ${String(clients).padStart(7)} ${result.runsPerSecond.toFixed(1).padStart(8)} ${result.firstByteP50.toFixed(2).padStart(19)} ${result.totalP50.toFixed(2).padStart(18)} ${result.cpuPerRun.toFixed(2).padStart(19)}`,
         );
@@ -124,8 +126,10 @@ export async function benchRuntime(): Promise<void> {
           (runsPerSecond.get(`${servers[0]!.name} ${clients}`) ?? NaN) / (runsPerSecond.get(`${peerName} ${clients}`) ?? NaN);
         return `${clients} clients ${ratio.toFixed(1)}x`;
       });
-      console.log(`\nruns/s of ${servers[0]!.name} over ${peerName}: ${ratios.join(', ')}`);
+      console.log(`\nruns/s of ${servers[0]!.name} over ${peerName}: ${ratios.join(', ')} (target: >= 10x at 8 and 32)`);
     }
+    const cpu = CONCURRENCY.map((clients) => `${clients} clients ${cpuPerRun.get(`${servers[0]!.name} ${clients}`)?.toFixed(2)}`);
+    console.log(`server CPU ms per run of ${servers[0]!.name}: ${cpu.join(', ')} (target: <= 2 ms under load)`);
     const persisted = new PgClient({ connectionString: databaseUri });
     await persisted.connect();
     const count = (await persisted.query('SELECT count(*)::int AS count FROM graphx_runs')).rows[0].count;

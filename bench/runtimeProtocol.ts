@@ -141,14 +141,17 @@ async function benchOn(databaseUri: string): Promise<void> {
   );
   try {
     console.log(`\nthread runs (a new thread each), legacy stream vs protocol v2, ${SECONDS_PER_POINT} s per point`);
-    console.log('clients   legacy runs/s   protocol-v2 runs/s   legacy p50 ms   v2 p50 ms   legacy CPU ms/run   v2 CPU ms/run');
+    console.log(
+      'clients   legacy runs/s   protocol-v2 runs/s   v2/legacy   legacy p50 ms   v2 p50 ms   legacy CPU ms/run   v2 CPU ms/run',
+    );
     for (const clients of [1, 8, 32]) {
       const legacy = await measure(server, clients, 'legacy');
       const protocol = await measure(server, clients, 'protocol');
       console.log(
-        `${String(clients).padStart(7)} ${legacy.runsPerSecond.toFixed(1).padStart(15)} ${protocol.runsPerSecond.toFixed(1).padStart(20)} ${legacy.totalP50.toFixed(1).padStart(15)} ${protocol.totalP50.toFixed(1).padStart(11)} ${legacy.cpuPerRun.toFixed(2).padStart(19)} ${protocol.cpuPerRun.toFixed(2).padStart(15)}`,
+        `${String(clients).padStart(7)} ${legacy.runsPerSecond.toFixed(1).padStart(15)} ${protocol.runsPerSecond.toFixed(1).padStart(20)} ${(protocol.runsPerSecond / legacy.runsPerSecond).toFixed(2).padStart(11)} ${legacy.totalP50.toFixed(1).padStart(15)} ${protocol.totalP50.toFixed(1).padStart(11)} ${legacy.cpuPerRun.toFixed(2).padStart(19)} ${protocol.cpuPerRun.toFixed(2).padStart(15)}`,
       );
     }
+    console.log('(target: protocol-v2 runs/s at least legacy runs/s, v2/legacy >= 1.00)');
   } finally {
     await server.stop();
   }

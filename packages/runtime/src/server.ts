@@ -170,7 +170,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
 
   // An API-side instance leaves background runs to the queue side's instances (GRAPHX_RUNTIME_ROLE).
   const runQueue = new RunQueueStore(pool, instanceId, tuning.leaseMs, tuning.role === 'api');
-  const eventStore = new RunEventStore(pool);
+  const eventStore = new RunEventStore(pool, instanceId);
   const runEvents = new RunEvents(eventStore);
   coordinator.onEvents = (runId, threadId) => runEvents.noteRemote(runId, threadId);
   const backgroundRuns = new BackgroundRuns({

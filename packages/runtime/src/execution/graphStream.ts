@@ -24,6 +24,13 @@ export const API_STREAM_MODES = [
 ] as const;
 export type ApiStreamMode = (typeof API_STREAM_MODES)[number];
 
+/**
+ * The signal of a run nothing can stop: a threadless stream or wait whose client leaving does not cancel it
+ * (`on_disconnect: continue`, the default). It is not handed to the library, where a signal costs an AbortController,
+ * listeners and a race with every step and task of the run.
+ */
+export const UNSTOPPABLE: AbortSignal = new AbortController().signal;
+
 export interface StreamEvent {
   event: string;
   data: unknown;
@@ -125,7 +132,7 @@ export async function* streamGraph(
       ...options.config,
       streamMode: libraryModes(options.modes, options.outputNeeded),
       subgraphs: options.subgraphs,
-      signal: options.signal,
+      ...(options.signal === UNSTOPPABLE ? {} : { signal: options.signal }),
       ...(options.interruptBefore ? { interruptBefore: options.interruptBefore } : {}),
       ...(options.interruptAfter ? { interruptAfter: options.interruptAfter } : {}),
       ...(options.durability ? { durability: options.durability } : {}),

@@ -16,7 +16,7 @@ type Message =
   | { type: 'cancel'; run_id: string; action: CancelAction }
   | { type: 'released'; thread_id: string }
   | { type: 'queued' }
-  | { type: 'events'; run_id: string | null; thread_id: string | null };
+  | { type: 'events'; run_id: string | null; thread_id: string | null; origin?: string };
 
 /** Why a thread run stopped early; `lease-lost`: another process took the thread over. */
 export type StopReason = CancelAction | 'client' | 'lease-lost';
@@ -146,7 +146,8 @@ export class RunCoordinator {
       for (const wake of [...(this.waiters.get(message.thread_id) ?? [])]) wake();
       this.onRunnable();
     } else if (message.type === 'queued') this.onRunnable();
-    else if (message.type === 'events') this.onEvents(message.run_id, message.thread_id);
+    // This instance's own writes woke its followers already (RunEvents); the echo would only cost them a query each.
+    else if (message.type === 'events' && message.origin !== this.leases.owner) this.onEvents(message.run_id, message.thread_id);
   }
 
   private async notify(message: Message): Promise<void> {

@@ -139,6 +139,9 @@ export class RunEvents {
       } catch (error) {
         logger.warn({ err: error, runId }, 'run events not written; joins elsewhere miss them');
       }
+      // Followers reading the database (thread streams, joins from further back than memory) find the rows now; the
+      // database's notification of this write is for other instances (RunCoordinator ignores its own).
+      this.wake(runId);
       if (log.threadId) this.wake(`thread:${log.threadId}`);
     });
   }

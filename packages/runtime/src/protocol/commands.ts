@@ -101,7 +101,7 @@ export class ProtocolCommands {
     if (typeof params.assistant_id !== 'string' || params.assistant_id === '') {
       return commandError(id, 'invalid_argument', 'run.start requires an assistant_id.');
     }
-    const thread = await this.services.threads.get(threadId, {});
+    const thread = await this.services.threads.visibility(threadId, {});
     const resume = params.input !== undefined && params.input !== null && thread?.status === 'interrupted';
     const runId = await this.start(
       user,

@@ -10,6 +10,8 @@ import type { ContainmentFilter, ThreadStore } from '../storage/threadStore';
 import { wireEventOf, type WireEvent } from './wireEvents';
 
 const POLL_MS = 1_000;
+// Rows read at once; a full page means more may be waiting, read at once.
+const PAGE = 500;
 
 export interface FollowerDeps {
   runEvents: RunEvents;
@@ -17,9 +19,18 @@ export interface FollowerDeps {
   threads: ThreadStore;
 }
 
-/** Where a follower starts: after `since` when given, else at the start of the thread's latest run. */
-export async function followStart(deps: FollowerDeps, threadId: string, since: number | undefined): Promise<string> {
-  return since !== undefined ? String(since) : deps.eventStore.beforeLatestRun(threadId);
+/**
+ * Where a follower starts: after `since` when given, else at the start of the thread's latest run (the start of its
+ * events when the caller just found the thread missing: it has no run yet, and no query is needed to say so).
+ */
+export async function followStart(
+  deps: FollowerDeps,
+  threadId: string,
+  since: number | undefined,
+  threadMissing = false,
+): Promise<string> {
+  if (since !== undefined) return String(since);
+  return threadMissing ? '0' : deps.eventStore.beforeLatestRun(threadId);
 }
 
 export async function* followProtocolEvents(
@@ -32,9 +43,12 @@ export async function* followProtocolEvents(
   let cursor = afterId;
   let checked = false;
   while (!signal.aborted) {
-    const rows = await deps.eventStore.forThread(threadId, cursor);
+    // Listening before the read: a write that lands while the read is in flight (or while the events are being sent)
+    // wakes the next read at once, and a read that found everything does not need a second, empty one to be sure.
+    const news = deps.runEvents.waitForNews(`thread:${threadId}`, POLL_MS, signal);
+    const rows = await deps.eventStore.forThread(threadId, cursor, PAGE);
     if (rows.length > 0 && !checked) {
-      if (!(await deps.threads.get(threadId, filter))) return;
+      if (!(await deps.threads.visibility(threadId, filter))?.visible) return;
       checked = true;
     }
     for (const row of rows) {
@@ -42,6 +56,6 @@ export async function* followProtocolEvents(
       const event = wireEventOf(row);
       if (event) yield { event, runId: row.runId };
     }
-    if (rows.length === 0) await deps.runEvents.waitForNews(`thread:${threadId}`, POLL_MS, signal);
+    if (rows.length < PAGE) await news;
   }
 }

@@ -32,7 +32,11 @@ function toStored(row: Record<string, any>): StoredRunEvent {
 }
 
 export class RunEventStore {
-  constructor(private readonly pool: Pool) {}
+  /** `origin`: this instance's id, sent with each notification so that the instance that wrote ignores its own. */
+  constructor(
+    private readonly pool: Pool,
+    private readonly origin: string,
+  ) {}
 
   /** Appends a run's events (a repeated seq is ignored: a run taken over writes on after the last one kept). */
   async append(runId: string | null, threadId: string | null, events: EventToStore[]): Promise<void> {
@@ -44,7 +48,12 @@ export class RunEventStore {
          SELECT $1::uuid, $2::uuid, r.seq, r.event, r.data FROM jsonb_to_recordset($3::jsonb) AS r(seq int, event text, data jsonb)
          ON CONFLICT DO NOTHING RETURNING 1)
        SELECT pg_notify('${CHANNEL}', $4) FROM (SELECT count(*) FROM written) AS c`,
-      [runId, threadId, `[${rows.join(',')}]`, JSON.stringify({ type: 'events', run_id: runId, thread_id: threadId })],
+      [
+        runId,
+        threadId,
+        `[${rows.join(',')}]`,
+        JSON.stringify({ type: 'events', run_id: runId, thread_id: threadId, origin: this.origin }),
+      ],
     );
   }
 

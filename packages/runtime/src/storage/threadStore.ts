@@ -107,6 +107,19 @@ export class ThreadStore {
     return result.rows[0] ? toThread(result.rows[0]) : null;
   }
 
+  /**
+   * Whether the thread exists, whether `filter` lets the caller see it, and its status, in one light query (no values):
+   * what a protocol stream or command needs before it reads events or starts a run.
+   */
+  async visibility(threadId: string, filter: ContainmentFilter): Promise<{ visible: boolean; status: ThreadStatus } | null> {
+    const result = await this.pool.query('SELECT status, metadata @> $2 AS visible FROM graphx_threads WHERE thread_id = $1', [
+      threadId,
+      JSON.stringify(filter),
+    ]);
+    const row = result.rows[0];
+    return row ? { visible: row.visible === true, status: row.status as ThreadStatus } : null;
+  }
+
   /** Merges `metadata` into the thread's metadata. */
   async patchMetadata(threadId: string, metadata: Record<string, unknown>, filter: ContainmentFilter): Promise<Thread | null> {
     const result = await this.pool.query(

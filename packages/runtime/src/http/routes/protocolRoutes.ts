@@ -45,23 +45,25 @@ export function registerProtocolRoutes(router: Router, services: RuntimeServices
   const commands = new ProtocolCommands(services);
   const deps = { runEvents: services.runEvents, eventStore: services.eventStore, threads: services.threads };
 
-  /** `threads:read` on the thread; a thread that exists but is hidden from the caller is 404, a missing one waits. */
+  /**
+   * `threads:read` on the thread; a thread that exists but is hidden from the caller is 404, a missing one waits
+   * (`missing`: nothing to read yet).
+   */
   const readable = async (ctx: Koa.Context, threadId: string) => {
     const filter = await filterFor(services, ctx, 'threads', 'read', { thread_id: threadId });
-    if (!(await services.threads.get(threadId, filter)) && (await services.threads.get(threadId, {}))) {
-      throw new NotFoundError(`Thread with ID ${threadId} not found.`);
-    }
-    return filter;
+    const thread = await services.threads.visibility(threadId, filter);
+    if (thread && !thread.visible) throw new NotFoundError(`Thread with ID ${threadId} not found.`);
+    return { filter, missing: thread === null };
   };
 
   const streamEvents = async (ctx: Koa.Context, threadId: string, request: EventsRequest) => {
-    const filter = await readable(ctx, threadId);
+    const { filter, missing } = await readable(ctx, threadId);
     const eventFilter: EventFilter = {
       channels: new Set(request.channels),
       namespaces: request.namespaces ?? undefined,
       depth: request.depth ?? undefined,
     };
-    const start = await followStart(deps, threadId, request.since ?? undefined);
+    const start = await followStart(deps, threadId, request.since ?? undefined, missing);
     async function* events(signal: AbortSignal) {
       for await (const { event } of followProtocolEvents(deps, threadId, filter, start, signal)) {
         if (matchesFilter(eventFilter, event)) yield { id: event.event_id, event: event.method, data: event };
@@ -88,7 +90,7 @@ export function registerProtocolRoutes(router: Router, services: RuntimeServices
       await streamEvents(ctx, threadId, validatePart<EventsRequest>(eventsBody, { channels }, 'query'));
       return;
     }
-    const filter = await readable(ctx, threadId);
+    const { filter } = await readable(ctx, threadId);
     ctx.respond = false;
     openSocketSession(upgrade, {
       deps,

@@ -4,7 +4,7 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import { validatePart } from '@graphx/kit/http/validation';
 import type { AuthUser } from '../../auth/authUser';
-import type { ApiStreamMode } from '../../execution/graphStream';
+import { UNSTOPPABLE, type ApiStreamMode } from '../../execution/graphStream';
 import { followRun } from '../../execution/runFollower';
 import type { PreparedRun, RunRequest } from '../../execution/runService';
 import type { Run } from '../../storage/runStore';
@@ -83,7 +83,10 @@ export function registerRunRoutes(router: Router, services: RuntimeServices): vo
       // A run on a thread can be joined (GET …/stream with Last-Event-ID): `Location` is where the JS SDK reconnects a
       // dropped stream, as the Python server names it. A streamed threadless run is not kept, so it has none.
       { contentLocation: location, location: threadId ? `${location}/stream` : null },
-      (signal) => (prepared ? executeHere(prepared, signal) : followQueued(queued!, cancelOnDisconnect, signal)),
+      (signal) =>
+        prepared
+          ? executeHere(prepared, threadId || cancelOnDisconnect ? signal : UNSTOPPABLE)
+          : followQueued(queued!, cancelOnDisconnect, signal),
       cancelOnDisconnect,
       services.metrics.activeStreams,
     );
@@ -114,7 +117,7 @@ export function registerRunRoutes(router: Router, services: RuntimeServices): vo
       const runId = prepared!.run.run_id;
       // A run on a thread shows in the thread's stream (RunEvents keeps its events for it).
       if (threadId) services.runEvents.open(runId, { threadId });
-      const runSignal = cancelOnDisconnect ? abort.signal : new AbortController().signal;
+      const runSignal = cancelOnDisconnect ? abort.signal : threadId ? new AbortController().signal : UNSTOPPABLE;
       result = await services.runService
         .wait(prepared!, runSignal, threadId ? (event) => services.runEvents.publish(runId, event) : undefined)
         .finally(() => threadId && void services.runEvents.close(runId));
