@@ -223,7 +223,9 @@ export async function benchControlPlane(): Promise<void> {
         console.log(row(name, medianOf(ours), medianOf(baseline)));
         if (pageRows) {
           const page = medianOf(barePage);
-          console.log(`    the same ${pageRows} row(s) read bare: ${figures(page)}   ${ratio(medianOf(ours), page)} of it`);
+          console.log(
+            `    a bare read of the same page (limit ${pageRows}): ${figures(page)}   ${ratio(medianOf(ours), page)} of it`,
+          );
         }
       }
     };
