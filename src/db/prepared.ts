@@ -18,15 +18,26 @@ export class PreparedStatement {
     this.text = sql.replace(/\?/g, () => `$${++position}`);
   }
 
-  /** The rows of one run. Inside a transaction (its connection is taken) it runs as a plain knex.raw. */
-  async rows(db: DbOrTx, values: unknown[]): Promise<Array<Record<string, any>>> {
+  /**
+   * The rows of one run, each as its values in the statement's column order. Arrays, not objects: pg would build
+   * every row as a copy of a prebuilt object and fill it by name, then the repository read it by name into its record;
+   * on a page of 20 revisions that was a tenth of the request's time. Inside a transaction (its connection is taken)
+   * it runs as a plain knex.raw.
+   */
+  async values(db: DbOrTx): Promise<unknown[][]>;
+  async values(db: DbOrTx, values: unknown[]): Promise<unknown[][]>;
+  async values(db: DbOrTx, values: unknown[] = []): Promise<unknown[][]> {
     if ('isTransaction' in db && db.isTransaction) {
-      return ((await db.raw(this.sql, values as never[])) as { rows: Array<Record<string, any>> }).rows;
+      const result = (await db.raw(this.sql, values as never[])) as {
+        rows: Array<Record<string, unknown>>;
+        fields: Array<{ name: string }>;
+      };
+      return result.rows.map((row) => result.fields.map((field) => row[field.name]));
     }
     const connection = await db.client.acquireConnection();
     try {
-      const result = await connection.query({ name: this.name, text: this.text, values });
-      return result.rows as Array<Record<string, any>>;
+      const result = await connection.query({ name: this.name, text: this.text, values, rowMode: 'array' });
+      return result.rows as unknown[][];
     } finally {
       await db.client.releaseConnection(connection);
     }

@@ -258,7 +258,7 @@ export class DeploymentService {
    * The revision's secrets with their values blanked, for responses (which show them masked). Remembered by the
    * stored ciphertext, which never changes for a revision, so polling a revision decrypts nothing.
    */
-  secretsForView(revision: RevisionRecord): Secret[] {
+  secretsForView(revision: Pick<RevisionRecord, 'secretsEncrypted'>): Secret[] {
     const cached = secretNamesByCiphertext.get(revision.secretsEncrypted);
     if (cached) return cached;
     const names = this.decryptSecrets(revision).map((secret) => ({ name: secret.name, value: '' }));
@@ -268,7 +268,7 @@ export class DeploymentService {
     return names;
   }
 
-  decryptSecrets(revision: RevisionRecord): Secret[] {
+  decryptSecrets(revision: Pick<RevisionRecord, 'secretsEncrypted'>): Secret[] {
     return JSON.parse(this.deps.secretBox.decrypt(revision.secretsEncrypted)) as Secret[];
   }
 

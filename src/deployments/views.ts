@@ -1,5 +1,5 @@
 /** Response shapes of deployments and revisions (snake_case, secrets masked). */
-import type { DeploymentRecord } from '../db/repositories/deployments';
+import type { DeploymentRecord, LatestRevisionSummary } from '../db/repositories/deployments';
 import type { RevisionRecord } from '../db/repositories/revisions';
 import { MASKED_SECRET, type Secret } from './schemas';
 
@@ -18,7 +18,7 @@ export function effectiveDeploymentStatus(deployment: DeploymentRecord, unusedAf
 
 export function deploymentView(
   deployment: DeploymentRecord,
-  latest: RevisionRecord | null,
+  latest: LatestRevisionSummary | null,
   secrets: Secret[],
   unusedAfterDays: number,
 ): Record<string, unknown> {
@@ -63,7 +63,9 @@ function customUrl(deployment: DeploymentRecord): string | null {
   return deployment.sourceConfig.custom_url ?? (deployment.source === 'codehost' ? deployment.url : null);
 }
 
-function revisionConfigView(revision: RevisionRecord | null): Record<string, unknown> {
+function revisionConfigView(
+  revision: Pick<RevisionRecord, 'sourceRevisionConfig' | 'repoCommitSha' | 'imageRef' | 'imageDigest'> | null,
+): Record<string, unknown> {
   const config = revision?.sourceRevisionConfig ?? {};
   return {
     repo_ref: config.repo_ref ?? null,

@@ -3,11 +3,11 @@ import type { DbOrTx } from '../knex';
 import { ConflictError } from '@graphx/kit/errors';
 import { PreparedStatement } from '../prepared';
 import type { DeploymentStatus } from '@graphx/contract/statuses';
-import { REVISION_COLUMNS, toRevision, type RevisionRecord } from './revisions';
+import type { RevisionRecord } from './revisions';
 import type { SourceConfig } from './sourceConfig';
 
-/** The columns `toDeployment` reads. */
-const DEPLOYMENT_COLUMNS = [
+/** The columns `toDeployment` reads, in the order `deploymentFromValues` indexes them. */
+export const DEPLOYMENT_COLUMNS = [
   'id',
   'tenant_id',
   'name',
@@ -26,11 +26,28 @@ const DEPLOYMENT_COLUMNS = [
   'deleted_at',
 ];
 
+/**
+ * What a deployment's view shows of its latest revision: only these columns are read with it (each column more is a
+ * field pg parses on every GET deployment, two of them timestamps and one jsonb).
+ */
+export type LatestRevisionSummary = Pick<
+  RevisionRecord,
+  'id' | 'sourceRevisionConfig' | 'secretsEncrypted' | 'repoCommitSha' | 'imageRef' | 'imageDigest'
+>;
+const LATEST_REVISION_COLUMNS = [
+  'id',
+  'source_revision_config',
+  'secrets_encrypted',
+  'repo_commit_sha',
+  'image_ref',
+  'image_digest',
+];
+
 // Columns named, not `*`: a prepared statement's result shape is fixed when it is first parsed.
 const deploymentWithLatestRevision = new PreparedStatement(
-  'graphx_deployment_with_latest_revision_v1',
+  'graphx_deployment_with_latest_revision_v2',
   `SELECT ${DEPLOYMENT_COLUMNS.map((column) => `d.${column}`).join(', ')},
-          ${REVISION_COLUMNS.map((column) => `r.${column} AS latest__${column}`).join(', ')}
+          ${LATEST_REVISION_COLUMNS.map((column) => `r.${column}`).join(', ')}
    FROM deployments d LEFT JOIN revisions r ON r.id = d.latest_revision_id
    WHERE d.id = ? AND d.tenant_id = ? AND d.deleted_at IS NULL`,
 );
@@ -72,6 +89,29 @@ export function toDeployment(row: Record<string, any>): DeploymentRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     deletedAt: row.deleted_at,
+  };
+}
+
+/** `toDeployment` of a row read as values in DEPLOYMENT_COLUMNS order (see revisionFromValues). */
+export function deploymentFromValues(values: unknown[]): DeploymentRecord {
+  const value = (index: number) => values[index] as any;
+  return {
+    id: value(0),
+    tenantId: value(1),
+    name: value(2),
+    source: value(3),
+    sourceConfig: value(4),
+    status: value(5),
+    latestRevisionId: value(6),
+    activeRevisionId: value(7),
+    url: value(8),
+    imageVersion: value(9),
+    tracingProjectId: value(10),
+    databaseName: value(11),
+    lastRunAt: value(12),
+    createdAt: value(13),
+    updatedAt: value(14),
+    deletedAt: value(15),
   };
 }
 
@@ -155,11 +195,22 @@ export class DeploymentRepository {
   async findWithLatestRevision(
     tenantId: string,
     id: string,
-  ): Promise<{ deployment: DeploymentRecord; latest: RevisionRecord | null } | null> {
-    const [row] = await deploymentWithLatestRevision.rows(this.db, [id, tenantId]);
+  ): Promise<{ deployment: DeploymentRecord; latest: LatestRevisionSummary | null } | null> {
+    const [row] = await deploymentWithLatestRevision.values(this.db, [id, tenantId]);
     if (!row) return null;
-    const latest = Object.fromEntries(REVISION_COLUMNS.map((column) => [column, row[`latest__${column}`]]));
-    return { deployment: toDeployment(row), latest: latest.id ? toRevision(latest) : null };
+    // The revision's columns (LATEST_REVISION_COLUMNS) follow the deployment's; no latest revision reads as nulls.
+    const at = DEPLOYMENT_COLUMNS.length;
+    const latest: LatestRevisionSummary | null = row[at]
+      ? {
+          id: row[at] as string,
+          sourceRevisionConfig: row[at + 1] as RevisionRecord['sourceRevisionConfig'],
+          secretsEncrypted: row[at + 2] as string,
+          repoCommitSha: row[at + 3] as string | null,
+          imageRef: row[at + 4] as string | null,
+          imageDigest: row[at + 5] as string | null,
+        }
+      : null;
+    return { deployment: deploymentFromValues(row), latest };
   }
 
   /** The gateway path for a new deployment: its name, unless another tenant's live deployment already holds it. */

@@ -25,7 +25,10 @@ export interface RevisionRecord {
   updatedAt: Date;
 }
 
-/** The columns `toRevision` reads (named, not `*`: a prepared statement's result shape is fixed when parsed). */
+/**
+ * The columns `toRevision` reads, in the order `revisionFromValues` indexes them (named, not `*`: a prepared statement's
+ * result shape is fixed when parsed).
+ */
 export const REVISION_COLUMNS = [
   'id',
   'deployment_id',
@@ -81,6 +84,33 @@ export function toRevision(row: Record<string, any>): RevisionRecord {
     redeployedFromRevisionId: row.redeployed_from_revision_id,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+  };
+}
+
+/**
+ * `toRevision` of a row read as values (PreparedStatement.values) in REVISION_COLUMNS order, starting at `at` (a join
+ * puts its own columns first). Kept beside the list it indexes; a unit test checks the two agree.
+ */
+export function revisionFromValues(values: unknown[], at = 0): RevisionRecord {
+  const value = (index: number) => values[at + index] as any;
+  return {
+    id: value(0),
+    deploymentId: value(1),
+    tenantId: value(2),
+    number: value(3),
+    status: value(4),
+    statusMessage: value(5),
+    failedStep: value(6),
+    source: value(7),
+    sourceConfig: value(8),
+    sourceRevisionConfig: value(9),
+    secretsEncrypted: value(10),
+    repoCommitSha: value(11),
+    imageRef: value(12) ?? null,
+    imageDigest: value(13) ?? null,
+    redeployedFromRevisionId: value(14),
+    createdAt: value(15),
+    updatedAt: value(16),
   };
 }
 
@@ -147,8 +177,8 @@ export class RevisionRepository {
    * the caller tells which.
    */
   async findOfTenant(tenantId: string, deploymentId: string, id: string): Promise<RevisionRecord | null> {
-    const [row] = await revisionOfTenant.rows(this.db, [tenantId, deploymentId, id]);
-    return row ? toRevision(row) : null;
+    const [row] = await revisionOfTenant.values(this.db, [tenantId, deploymentId, id]);
+    return row ? revisionFromValues(row) : null;
   }
 
   /** `list` restricted to a live deployment of `tenantId`, in one query; an empty page may mean no such deployment. */
@@ -158,9 +188,15 @@ export class RevisionRepository {
     filters: { statuses?: string[]; limit: number; offset: number },
   ): Promise<RevisionRecord[]> {
     const rows = filters.statuses?.length
-      ? await revisionsOfTenantWithStatus.rows(this.db, [tenantId, deploymentId, filters.statuses, filters.limit, filters.offset])
-      : await revisionsOfTenant.rows(this.db, [tenantId, deploymentId, filters.limit, filters.offset]);
-    return rows.map(toRevision);
+      ? await revisionsOfTenantWithStatus.values(this.db, [
+          tenantId,
+          deploymentId,
+          filters.statuses,
+          filters.limit,
+          filters.offset,
+        ])
+      : await revisionsOfTenant.values(this.db, [tenantId, deploymentId, filters.limit, filters.offset]);
+    return rows.map((row) => revisionFromValues(row));
   }
 
   /** The current status of each revision in `ids` that exists (the long poll's one shared read). */

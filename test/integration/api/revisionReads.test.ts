@@ -138,7 +138,7 @@ describe('revision reads', () => {
     }
   });
 
-  it('reads through the prepared statements every field a full row gives (a column added later is not dropped)', async () => {
+  it('reads through the prepared statements every field a full row gives (a column added later is not dropped), and for a deployment the latest revision fields its view shows', async () => {
     const { id, revisionId } = await createDeployment();
     // Every nullable column filled, so a column missing from a statement would read back as null.
     await db('revisions').where({ id: revisionId }).update({
@@ -156,9 +156,11 @@ describe('revision reads', () => {
     expect(await new RevisionRepository(db).findOfTenant(tenantId, id, revisionId)).toEqual(fullRevision);
     const [listed] = await new RevisionRepository(db).listOfTenant(tenantId, id, { limit: 1, offset: 0 });
     expect(listed).toEqual(fullRevision);
+    // GET deployment reads only what its view shows of the latest revision (the type says which fields).
+    const { sourceRevisionConfig, secretsEncrypted, repoCommitSha, imageRef, imageDigest } = fullRevision;
     expect(await new DeploymentRepository(db).findWithLatestRevision(tenantId, id)).toEqual({
       deployment: fullDeployment,
-      latest: fullRevision,
+      latest: { id: revisionId, sourceRevisionConfig, secretsEncrypted, repoCommitSha, imageRef, imageDigest },
     });
   });
 });
