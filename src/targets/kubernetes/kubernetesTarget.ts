@@ -12,25 +12,17 @@ import { PipelineState } from '../../db/repositories/pipelineState';
 import { logger } from '@graphx/kit/logger';
 import { loadRevisionSpec, type RevisionSpec } from '../../pipeline/revisionSpec';
 import type { SecretBox } from '../../security/secretBox';
-import { DeployFailedError, type DeploymentTarget, type RolloutProgress } from '../target';
+import { DeployFailedError, type AppLogSource, type DeploymentTarget, type RolloutProgress } from '../target';
 import { KubeApi, KubeApiError } from './kubeApi';
 import { deploymentSelector, FIELD_MANAGER, LABELS } from './names';
 import { MANAGED_KINDS, revisionObjects, sizing, autoscaled, type KubeObject } from './objects';
 import { deploymentUrl } from './objects/network';
-import { APP_CONTAINER } from './objects/workload';
+import { PodLogSource } from './podLogSource';
 import { revisionInput, revisionNamespace, revisionServiceToken } from './revisionInput';
 import { DEFAULT_WAIT_TIMINGS, waitForRollout, type RolloutWaitTimings } from './rolloutWatch';
 import type { KubeSettings } from './settings';
 
 export const REPLICA_HANDOVER_MANAGER = 'graphx-replica-handover';
-
-/** One line of an app's output as its pod's container printed it. */
-export interface AppLogLine {
-  /** RFC 3339 with nanoseconds, as the kubelet stamps it. */
-  timestamp: string;
-  pod: string;
-  message: string;
-}
 
 export interface KubernetesTargetOptions {
   config: GraphxConfig;
@@ -270,25 +262,9 @@ export class KubernetesTarget implements DeploymentTarget {
     return applied;
   }
 
-  /**
-   * The app's own output, from its pods (the kubelet keeps it; graphx stores none): the last `tailLines` lines of each
-   * agent-server container of the deployment, merged by time. A pod whose node cannot answer contributes nothing.
-   */
-  async appLogs(deploymentId: string, tailLines = 100): Promise<AppLogLine[]> {
-    const lines: AppLogLine[] = [];
-    for (const namespace of this.options.settings.managedNamespaces) {
-      const pods = await this.api.list('v1', 'Pod', namespace, { labelSelector: `${LABELS.deployment}=${deploymentId}` });
-      for (const pod of pods) {
-        const component = pod.metadata.labels?.[LABELS.component];
-        if (component !== 'api' && component !== 'queue') continue;
-        const text = await this.api.podLogs(namespace, pod.metadata.name, APP_CONTAINER, { tailLines, timestamps: true });
-        for (const line of (text ?? '').split('\n')) {
-          const match = /^(\S+) (.*)$/.exec(line);
-          if (match) lines.push({ timestamp: match[1] as string, pod: pod.metadata.name, message: match[2] as string });
-        }
-      }
-    }
-    return lines.sort((a, b) => a.timestamp.localeCompare(b.timestamp)).slice(-tailLines);
+  /** The app output of its deployments, read from their pods when asked (the API's source on this runner). */
+  appLogSource(): AppLogSource {
+    return new PodLogSource(this.api, this.options.settings.managedNamespaces);
   }
 
   /** Apps keep running on the cluster when graphx stops: only this process's connections close. */
