@@ -8,8 +8,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import yaml from 'js-yaml';
 import type { Db } from '../../src/db/knex';
+import { loadRevisionSpec } from '../../src/pipeline/revisionSpec';
 import type { SecretBox } from '../../src/security/secretBox';
 import { KubeApi } from '../../src/targets/kubernetes/kubeApi';
+import { revisionServiceToken } from '../../src/targets/kubernetes/revisionInput';
 import type { KubeObject } from '../../src/targets/kubernetes/objects/types';
 import { createDeployment, addRevision, type RevisionOptions } from '../integration/activities/pipelineFixtures';
 import { createTestNamespace, type TestCluster } from './kubeCluster';
@@ -71,6 +73,15 @@ export async function kubeDeployment(
   await setNamespace(db, created.deploymentId, namespace);
   await recordImage(db, created.revisionId);
   return created;
+}
+
+/**
+ * Records `revisionId` as its deployment's active revision rolled out on the cluster, as a rollout leaves it (the
+ * revision's service token row is the target's mark), without applying anything: a restart's reconcile applies it.
+ */
+export async function markRolledOut(db: Db, secretBox: SecretBox, deploymentId: string, revisionId: string): Promise<void> {
+  await db('deployments').where({ id: deploymentId }).update({ active_revision_id: revisionId });
+  await revisionServiceToken(db, secretBox, await loadRevisionSpec(db, secretBox, revisionId));
 }
 
 /** A further revision with its own image. */

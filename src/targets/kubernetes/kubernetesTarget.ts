@@ -18,7 +18,7 @@ import { deploymentSelector, FIELD_MANAGER, LABELS } from './names';
 import { MANAGED_KINDS, revisionObjects, sizing, autoscaled, type KubeObject } from './objects';
 import { deploymentUrl } from './objects/network';
 import { PodLogSource } from './podLogSource';
-import { revisionInput, revisionNamespace, revisionServiceToken } from './revisionInput';
+import { kubernetesServiceTokenId, revisionInput, revisionNamespace, revisionServiceToken } from './revisionInput';
 import { DEFAULT_WAIT_TIMINGS, waitForRollout, type RolloutWaitTimings } from './rolloutWatch';
 import type { KubeSettings } from './settings';
 
@@ -237,13 +237,32 @@ export class KubernetesTarget implements DeploymentTarget {
     await this.reconcileActive();
   }
 
-  /** restoreActiveInstances, counting the objects applied (bench/). */
-  async reconcileActive(concurrency = 8): Promise<number> {
-    const { db, secretBox } = this.options;
-    const deployments: Array<{ id: string; active_revision_id: string }> = await db('deployments')
+  /**
+   * Live deployments whose active revision this target rolled out (its service token row is the mark): one that ran on
+   * another runner before GRAPHX_RUNNER changed, or shares the database with one, is never applied to the cluster.
+   */
+  private async deploymentsOnCluster(): Promise<Array<{ id: string; active_revision_id: string }>> {
+    const active: Array<{ id: string; active_revision_id: string }> = await this.options
+      .db('deployments')
       .whereNotNull('active_revision_id')
       .whereNull('deleted_at')
       .select('id', 'active_revision_id');
+    const tokenIds = active.map((row) => kubernetesServiceTokenId(row.active_revision_id));
+    const recorded = await new InstanceStore(this.options.db).existingServiceTokenIds(tokenIds);
+    const owned = active.filter((_row, index) => recorded.has(tokenIds[index] as string));
+    if (owned.length < active.length) {
+      logger.info(
+        { reconciled: owned.length, leftAlone: active.length - owned.length },
+        'deployments whose active revision never ran on the cluster are left to their runner',
+      );
+    }
+    return owned;
+  }
+
+  /** restoreActiveInstances, counting the objects applied (bench/). */
+  async reconcileActive(concurrency = 8): Promise<number> {
+    const { db, secretBox } = this.options;
+    const deployments = await this.deploymentsOnCluster();
     let applied = 0;
     let next = 0;
     const worker = async () => {
