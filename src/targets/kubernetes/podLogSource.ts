@@ -14,8 +14,11 @@ import { LABELS } from './names';
 import type { KubeObject } from './objects';
 import { APP_CONTAINER } from './objects/workload';
 
-/** Oldest-first pages read each pod's log from its start, up to this much (a kubelet rotates at 10 MiB by default). */
+/** At most this much of a pod's log is read for one page (a kubelet rotates at 10 MiB by default). */
 export const POD_LOG_READ_LIMIT_BYTES = 4 * 1024 * 1024;
+
+/** How far back a newest-first read goes to make a run of lines of one time whole (a pathological run stays cut). */
+const TIE_READ_LIMIT_LINES = 50_000;
 
 interface TimedLine {
   /** Nanoseconds since the epoch, as 19 digits (fixed width, so they compare as text too). */
@@ -74,13 +77,37 @@ export class PodLogSource implements AppLogSource {
     for (const namespace of this.namespaces) timed.push(...(await this.namespaceLines(namespace, deploymentId, page)));
     // Stable: lines of one time keep their pod's order and then their order within the pod.
     timed.sort((a, b) => (a.nanos < b.nanos ? -1 : a.nanos > b.nanos ? 1 : 0));
+    // Lines a kubelet read in one chunk share a time: the ones after the first get a fixed-width tie counter.
+    let ties = 0;
     const lines = timed.map(({ nanos, line }, index) => {
-      let ties = 0;
-      while (index - ties > 0 && timed[index - ties - 1]?.nanos === nanos) ties += 1;
-      return { id: ties === 0 ? nanos : `${nanos}.${ties}`, ...line };
+      ties = index > 0 && timed[index - 1]?.nanos === nanos ? ties + 1 : 0;
+      return { id: ties === 0 ? nanos : `${nanos}.${String(ties).padStart(6, '0')}`, ...line };
     });
     if (page.order === 'desc') lines.reverse();
     return lines.slice(page.offset, page.offset + page.limit);
+  }
+
+  /**
+   * Oldest first: the pod's log from its start. Newest first: its newest offset+limit lines (no more can reach the
+   * page), read further back while the oldest line read shares its time with the next, so a run of lines of one time
+   * is whole and numbers its ties as an oldest-first read does. Both at most POD_LOG_READ_LIMIT_BYTES.
+   */
+  private async podLines(namespace: string, pod: string, page: AppLogPage): Promise<TimedLine[]> {
+    const read = async (tailLines?: number) =>
+      parseLines(
+        await this.api.podLog(namespace, pod, APP_CONTAINER, {
+          tailLines,
+          limitBytes: POD_LOG_READ_LIMIT_BYTES,
+          timestamps: true,
+        }),
+      );
+    if (page.order === 'asc') return read();
+    for (let wanted = page.offset + page.limit; ; wanted *= 2) {
+      // One line more than wanted: it shows whether the oldest wanted line starts its run of one time.
+      const lines = await read(wanted + 1);
+      if (lines.length <= wanted) return lines;
+      if (lines[0]?.nanos !== lines[1]?.nanos || wanted >= TIE_READ_LIMIT_LINES) return lines.slice(1);
+    }
   }
 
   private async namespaceLines(namespace: string, deploymentId: string, page: AppLogPage): Promise<TimedLine[]> {
@@ -92,14 +119,12 @@ export class PodLogSource implements AppLogSource {
       return [notice(`graphx: the cluster did not list the deployment's pods in namespace ${namespace}; retry shortly.`)];
     }
     const apps = pods.filter((pod) => ['api', 'queue'].includes(pod.metadata.labels?.[LABELS.component] ?? ''));
-    // Newest first needs each pod's newest offset+limit lines; oldest first its log from the start.
-    const window = page.order === 'desc' ? { tailLines: page.offset + page.limit } : { limitBytes: POD_LOG_READ_LIMIT_BYTES };
     const perPod = await Promise.all(
       apps.map(async (pod) => {
         const name = pod.metadata.name;
         if (!(pod.spec as { nodeName?: string } | undefined)?.nodeName) return []; // Not on a node yet: no output.
         try {
-          return parseLines(await this.api.podLog(namespace, name, APP_CONTAINER, { ...window, timestamps: true }));
+          return await this.podLines(namespace, name, page);
         } catch (error) {
           logger.warn({ err: error, deploymentId, namespace, pod: name }, 'could not read the output of a pod');
           return [notice(unreadable(name, error))];

@@ -139,6 +139,24 @@ describeLocal('app logs on Kubernetes (simulated kubelet, simulated pod status)'
     expect(secondPage.body).toEqual({ logs: all.body.logs.slice(2), next_offset: 4 });
   });
 
+  it('lines the kubelet stamped with one time keep their order, ids increasing, newest first reversed', async () => {
+    const { deploymentId, pods } = await runningDeployment(1);
+    await bind(pods[0] as string, SIMULATED_NODE);
+    const burst = Array.from({ length: 12 }, (_, index) => `traceback line ${index}`);
+    printed(
+      pods[0] as string,
+      burst.map((text) => `2026-11-24T12:00:00.000000042Z ${text}`),
+    );
+
+    const oldest = await appLogs(deploymentId);
+    expect(oldest.body.logs.map((line: { message: string }) => line.message)).toEqual(burst);
+    const ids = oldest.body.logs.map((line: { id: string }) => line.id);
+    expect(new Set(ids).size).toBe(12);
+    expect([...ids].sort()).toEqual(ids);
+    const newest = await appLogs(deploymentId, '?order=desc&limit=5');
+    expect(newest.body.logs).toEqual(oldest.body.logs.slice(-5).reverse());
+  });
+
   it('a pod its kubelet no longer knows, or whose node does not answer, is named in an error line, not a 5xx', async () => {
     const { deploymentId, pods } = await runningDeployment(3);
     const [speaking, forgotten, unreachable] = pods as [string, string, string];
@@ -162,7 +180,7 @@ describeLocal('app logs on Kubernetes (simulated kubelet, simulated pod status)'
     expect(JSON.stringify(response.body)).not.toContain('127.0.0.1');
   });
 
-  it('a deployment of another tenant is a 404, its pods never read', async () => {
+  it("another tenant's deployment is a 404 with a detail, as on the other runners", async () => {
     const { deploymentId } = await kubeDeployment(db, secretBox, namespace);
     const response = await appLogs(deploymentId);
     expect(response.status).toBe(404);
