@@ -14,7 +14,9 @@ import { KubeApi } from '../../src/targets/kubernetes/kubeApi';
 import { revisionServiceToken } from '../../src/targets/kubernetes/revisionInput';
 import type { KubeObject } from '../../src/targets/kubernetes/objects/types';
 import { createDeployment, addRevision, type RevisionOptions } from '../integration/activities/pipelineFixtures';
-import { createTestNamespace, type TestCluster } from './kubeCluster';
+import type { GraphxConfig } from '../../src/config';
+import { createTestNamespace, startTestCluster, type TestCluster } from './kubeCluster';
+import { testDb, testSecretBox } from './env';
 
 const ROLE_FILE = path.resolve(__dirname, '..', '..', 'deploy', 'kubernetes', 'managed-namespace', 'role.yaml');
 
@@ -110,4 +112,32 @@ async function setNamespace(db: Db, deploymentId: string, namespace: string): Pr
         .update({ source_config: { ...row.source_config, listener_config: { k8s_namespace: namespace } } });
     }
   }
+}
+
+/** What a Kubernetes target test file runs against: its own cluster, graphx's account managing one namespace, the database. */
+export interface KubeTestbed {
+  cluster: TestCluster;
+  account: GraphxAccount;
+  /** The one namespace graphx manages. */
+  namespace: string;
+  db: Db;
+  secretBox: SecretBox;
+  stop: () => Promise<void>;
+}
+
+export async function startKubeTestbed(config: GraphxConfig): Promise<KubeTestbed> {
+  const cluster = await startTestCluster();
+  const account = await graphxAccount(cluster, 1);
+  const db = testDb();
+  return {
+    cluster,
+    account,
+    namespace: account.managed[0] as string,
+    db,
+    secretBox: testSecretBox(config),
+    stop: async () => {
+      await db.destroy();
+      await cluster.stop();
+    },
+  };
 }

@@ -12,14 +12,15 @@ import { KubernetesTarget } from '../../../src/targets/kubernetes/kubernetesTarg
 import { LABELS } from '../../../src/targets/kubernetes/names';
 import { loadKubeSettings } from '../../../src/targets/kubernetes/settings';
 import { findFreePort } from '@graphx/kit/net/ports';
-import { testConfig, testDb, testSecretBox } from '../../support/env';
-import { KUBE_BUILD_TIMEOUT_MS, SIMULATED_NODE, startTestCluster, type TestCluster } from '../../support/kubeCluster';
-import { graphxAccount, kubeDeployment, type GraphxAccount } from '../../support/kubeFixtures';
+import { testConfig } from '../../support/env';
+import { KUBE_BUILD_TIMEOUT_MS, SIMULATED_NODE, type TestCluster } from '../../support/kubeCluster';
+import { kubeDeployment, startKubeTestbed, type GraphxAccount, type KubeTestbed } from '../../support/kubeFixtures';
 import { keepPodsReady, waitForPods } from '../../support/kubePods';
 import { startPipelineStack, type PipelineStack } from '../../support/pipelineStack';
 
 const SILENT_NODE = 'graphx-sim-node-silent';
 
+let bed: KubeTestbed;
 let cluster: TestCluster;
 let account: GraphxAccount;
 let namespace: string;
@@ -31,11 +32,8 @@ const describeLocal = process.env.GRAPHX_TEST_KUBE === 'real' ? describe.skip : 
 
 describeLocal('app logs on Kubernetes (simulated kubelet, simulated pod status)', () => {
   beforeAll(async () => {
-    cluster = await startTestCluster();
-    account = await graphxAccount(cluster, 1);
-    namespace = account.managed[0] as string;
-    db = testDb();
-    secretBox = testSecretBox(config);
+    bed = await startKubeTestbed(config);
+    ({ cluster, account, namespace, db, secretBox } = bed);
     // A node whose kubelet never answers: its address is this machine, its port one nothing listens on.
     await cluster.admin.apply({ apiVersion: 'v1', kind: 'Node', metadata: { name: SILENT_NODE } } as never);
     await cluster.admin.request('PATCH', `/api/v1/nodes/${SILENT_NODE}/status`, {
@@ -61,8 +59,7 @@ describeLocal('app logs on Kubernetes (simulated kubelet, simulated pod status)'
 
   afterAll(async () => {
     await pipeline?.stop();
-    await db?.destroy();
-    await cluster?.stop();
+    await bed?.stop();
   });
 
   /** A deployment of the stack's tenant rolled out with `replicas` pods, each bound to a node; returns the pod names. */

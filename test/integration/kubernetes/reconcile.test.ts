@@ -12,30 +12,27 @@ import { KubernetesTarget } from '../../../src/targets/kubernetes/kubernetesTarg
 import { LABELS } from '../../../src/targets/kubernetes/names';
 import { MANAGED_KINDS } from '../../../src/targets/kubernetes/objects';
 import { loadKubeSettings } from '../../../src/targets/kubernetes/settings';
-import { testConfig, testDb, testSecretBox } from '../../support/env';
-import { KUBE_BUILD_TIMEOUT_MS, startTestCluster, type TestCluster } from '../../support/kubeCluster';
-import { graphxAccount, kubeDeployment, type GraphxAccount } from '../../support/kubeFixtures';
+import { testConfig } from '../../support/env';
+import { KUBE_BUILD_TIMEOUT_MS, type TestCluster } from '../../support/kubeCluster';
+import { kubeDeployment, startKubeTestbed, type GraphxAccount, type KubeTestbed } from '../../support/kubeFixtures';
 import { keepPodsReady } from '../../support/kubePods';
 import { createDeployment } from '../activities/pipelineFixtures';
 
+const config = testConfig();
+let bed: KubeTestbed;
 let cluster: TestCluster;
 let account: GraphxAccount;
 let namespace: string;
 let db: Db;
 let secretBox: SecretBox;
-const config = testConfig();
 
 beforeAll(async () => {
-  cluster = await startTestCluster();
-  account = await graphxAccount(cluster, 1);
-  namespace = account.managed[0] as string;
-  db = testDb();
-  secretBox = testSecretBox(config);
+  bed = await startKubeTestbed(config);
+  ({ cluster, account, namespace, db, secretBox } = bed);
 }, KUBE_BUILD_TIMEOUT_MS);
 
 afterAll(async () => {
-  await db?.destroy();
-  await cluster?.stop();
+  await bed?.stop();
 });
 
 function target(): KubernetesTarget {
