@@ -22,7 +22,7 @@ import { KubernetesTarget } from '../src/targets/kubernetes/kubernetesTarget';
 import { LABELS } from '../src/targets/kubernetes/names';
 import { loadKubeSettings } from '../src/targets/kubernetes/settings';
 import { startTestCluster } from '../test/support/kubeCluster';
-import { graphxAccount, kubeDeployment, kubeRevision } from '../test/support/kubeFixtures';
+import { graphxAccount, kubeDeployment, kubeRevision, markRolledOut } from '../test/support/kubeFixtures';
 import { keepPodsReady } from '../test/support/kubePods';
 import { testPostgres } from '../test/support/testPostgres';
 
@@ -94,7 +94,7 @@ export async function benchKubernetes(): Promise<void> {
       // 2. A worker restart reconciles every active deployment; first from scratch, then with everything in place.
       for (let index = 0; index < DEPLOYMENTS; index += 1) {
         const created = await kubeDeployment(db, secretBox, namespace, { resourceSpec: { min_scale: 1 } });
-        await db('deployments').where({ id: created.deploymentId }).update({ active_revision_id: created.revisionId });
+        await markRolledOut(db, secretBox, created.deploymentId, created.revisionId);
       }
       for (const label of ['from scratch', 'everything in place']) {
         const restarted = new KubernetesTarget({ config, db, secretBox, settings, api: account.api });

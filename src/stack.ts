@@ -179,6 +179,7 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
       temporal,
       temporalUiUrl: temporalUiUrl ?? config.temporalUiUrl,
       pokeOutbox: relay.poke,
+      appLogSource: chosen.runner === 'kubernetes' ? chosen.target.appLogSource() : undefined,
     });
     const server = http.createServer(app.callback());
     answerClientErrorsWithJson(server);

@@ -4,6 +4,7 @@ import type { GraphxConfig } from '../config';
 import type { Db } from '../db/knex';
 import type { Logger } from '@graphx/kit/logger';
 import type { SecretBox } from '../security/secretBox';
+import type { AppLogSource } from '../targets/target';
 
 export interface ApiDeps {
   config: GraphxConfig;
@@ -20,4 +21,6 @@ export interface ApiDeps {
    * process with no relay) rows wait for a relay's next poll, in this process or another.
    */
   pokeOutbox?: () => void;
+  /** Where app logs are read (default: the `app_logs` table the local runners fill; on Kubernetes, the pods). */
+  appLogSource?: AppLogSource;
 }

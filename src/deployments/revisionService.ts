@@ -111,7 +111,9 @@ export class RevisionService {
 
   async appLogs(tenantId: string, deploymentId: string, options: { order: 'asc' | 'desc'; limit: number; offset: number }) {
     await this.assertDeployment(tenantId, deploymentId);
-    const logs = await new RevisionRepository(this.deps.db).appLogs(deploymentId, options);
+    // The local runners copy their apps' output into app_logs; a cluster's kubelets keep it (ApiDeps.appLogSource).
+    const source = this.deps.appLogSource ?? new RevisionRepository(this.deps.db);
+    const logs = await source.appLogs(deploymentId, options);
     return { logs, next_offset: logs.length === options.limit ? options.offset + logs.length : null };
   }
 

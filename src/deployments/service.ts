@@ -13,6 +13,7 @@ import { ConflictError, deploymentNotFound, InputError, revisionNotFound } from 
 import { writeOutboxMessage } from '../pipeline/outbox';
 import type { OutboxMessage } from '../pipeline/deploymentWorkflowClient';
 import type { SecretBox } from '../security/secretBox';
+import type { AppLogSource } from '../targets/target';
 import {
   assertSecretsAllowed,
   assertSourceAllowed,
@@ -35,6 +36,8 @@ export interface DeploymentServiceDeps {
   resourcePolicy?: RunnerPolicy;
   /** Wakes the outbox relay after a commit that wrote outbox rows (ApiDeps.pokeOutbox). */
   pokeOutbox?: () => void;
+  /** Where app logs are read (ApiDeps.appLogSource). */
+  appLogSource?: AppLogSource;
 }
 
 const PG_UNIQUE_VIOLATION = '23505';

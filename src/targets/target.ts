@@ -4,6 +4,7 @@
  * (ProcessTarget or ContainerTarget, chosen by src/targets/choose.ts; a Kubernetes target would implement the same
  * five operations).
  */
+import type { LogLine } from '../db/repositories/revisions';
 import type { RevisionSpec } from '../pipeline/revisionSpec';
 
 /** The app never became healthy: a permanent failure whose message the user sees. */
@@ -32,4 +33,20 @@ export interface DeploymentTarget {
   restoreActiveInstances(): Promise<void>;
   /** Stops every instance this process started or adopted (shutdown). */
   stopAll(graceMs?: number): Promise<void>;
+}
+
+/** Which lines of a deployment's app output a reader wants: oldest (`asc`) or newest (`desc`) first, a page of them. */
+export interface AppLogPage {
+  order: 'asc' | 'desc';
+  limit: number;
+  offset: number;
+}
+
+/**
+ * Where the API reads a deployment's app output. The local runners copy it into `app_logs` (the default source);
+ * on Kubernetes the kubelets keep it and the API asks the cluster (src/targets/kubernetes/podLogSource.ts).
+ */
+export interface AppLogSource {
+  /** Up to `page.limit` lines after skipping `page.offset`, ids increasing in the order the lines were written. */
+  appLogs(deploymentId: string, page: AppLogPage): Promise<LogLine[]>;
 }

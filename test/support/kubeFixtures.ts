@@ -8,11 +8,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import yaml from 'js-yaml';
 import type { Db } from '../../src/db/knex';
+import { loadRevisionSpec } from '../../src/pipeline/revisionSpec';
 import type { SecretBox } from '../../src/security/secretBox';
 import { KubeApi } from '../../src/targets/kubernetes/kubeApi';
+import { revisionServiceToken } from '../../src/targets/kubernetes/revisionInput';
 import type { KubeObject } from '../../src/targets/kubernetes/objects/types';
 import { createDeployment, addRevision, type RevisionOptions } from '../integration/activities/pipelineFixtures';
-import { createTestNamespace, type TestCluster } from './kubeCluster';
+import type { GraphxConfig } from '../../src/config';
+import { createTestNamespace, startTestCluster, type TestCluster } from './kubeCluster';
+import { testDb, testSecretBox } from './env';
 
 const ROLE_FILE = path.resolve(__dirname, '..', '..', 'deploy', 'kubernetes', 'managed-namespace', 'role.yaml');
 
@@ -73,6 +77,15 @@ export async function kubeDeployment(
   return created;
 }
 
+/**
+ * Records `revisionId` as its deployment's active revision rolled out on the cluster, as a rollout leaves it (the
+ * revision's service token row is the target's mark), without applying anything: a restart's reconcile applies it.
+ */
+export async function markRolledOut(db: Db, secretBox: SecretBox, deploymentId: string, revisionId: string): Promise<void> {
+  await db('deployments').where({ id: deploymentId }).update({ active_revision_id: revisionId });
+  await revisionServiceToken(db, secretBox, await loadRevisionSpec(db, secretBox, revisionId));
+}
+
 /** A further revision with its own image. */
 export async function kubeRevision(
   db: Db,
@@ -99,4 +112,32 @@ async function setNamespace(db: Db, deploymentId: string, namespace: string): Pr
         .update({ source_config: { ...row.source_config, listener_config: { k8s_namespace: namespace } } });
     }
   }
+}
+
+/** What a Kubernetes target test file runs against: its own cluster, graphx's account managing one namespace, the database. */
+export interface KubeTestbed {
+  cluster: TestCluster;
+  account: GraphxAccount;
+  /** The one namespace graphx manages. */
+  namespace: string;
+  db: Db;
+  secretBox: SecretBox;
+  stop: () => Promise<void>;
+}
+
+export async function startKubeTestbed(config: GraphxConfig): Promise<KubeTestbed> {
+  const cluster = await startTestCluster();
+  const account = await graphxAccount(cluster, 1);
+  const db = testDb();
+  return {
+    cluster,
+    account,
+    namespace: account.managed[0] as string,
+    db,
+    secretBox: testSecretBox(config),
+    stop: async () => {
+      await db.destroy();
+      await cluster.stop();
+    },
+  };
 }

@@ -174,6 +174,18 @@ export class InstanceStore {
     await this.db('service_tokens').insert({ id, deployment_id: deploymentId, token_hash: tokenHash }).onConflict('id').ignore();
   }
 
+  /** Which of `ids` are service tokens on record. */
+  async existingServiceTokenIds(ids: string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    for (let start = 0; start < ids.length; start += 1000) {
+      const rows: Array<{ id: string }> = await this.db('service_tokens')
+        .whereIn('id', ids.slice(start, start + 1000))
+        .select('id');
+      for (const row of rows) found.add(row.id);
+    }
+    return found;
+  }
+
   /** Removes a deployment's service tokens (all, or all but `keepId`). */
   async deleteServiceTokens(deploymentId: string, keepId?: string): Promise<void> {
     const query = this.db('service_tokens').where({ deployment_id: deploymentId });

@@ -211,6 +211,25 @@ export class KubeApi {
     return () => controller.abort();
   }
 
+  /**
+   * What a container printed, as its kubelet serves it through the API server (`timestamps`: each line starts with
+   * its RFC 3339 time; `limitBytes` caps the answer from the oldest line on; `tailLines` keeps the newest).
+   * @throws KubeApiError when the pod is gone (404), its container has not started (400) or its node does not answer.
+   */
+  async podLog(
+    namespace: string,
+    pod: string,
+    container: string,
+    options: { tailLines?: number; limitBytes?: number; previous?: boolean; timestamps?: boolean } = {},
+  ): Promise<string> {
+    const { tailLines, limitBytes, previous, timestamps } = options;
+    const text = await this.request<unknown>('GET', `/api/v1/namespaces/${namespace}/pods/${pod}/log`, {
+      query: { container, tailLines, limitBytes, previous, timestamps },
+      timeoutMs: 5_000,
+    });
+    return typeof text === 'string' ? text : '';
+  }
+
   /** The last lines a container printed (`previous`: of its last terminated run); null when the node cannot say. */
   async podLogs(
     namespace: string,
@@ -218,14 +237,7 @@ export class KubeApi {
     container: string,
     options: { tailLines?: number; previous?: boolean; timestamps?: boolean } = {},
   ): Promise<string | null> {
-    try {
-      return await this.request<string>('GET', `/api/v1/namespaces/${namespace}/pods/${pod}/log`, {
-        query: { container, tailLines: options.tailLines ?? 20, previous: options.previous, timestamps: options.timestamps },
-        timeoutMs: 5_000,
-      });
-    } catch {
-      return null;
-    }
+    return this.podLog(namespace, pod, container, { ...options, tailLines: options.tailLines ?? 20 }).catch(() => null);
   }
 
   close(): void {

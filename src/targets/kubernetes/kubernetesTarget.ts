@@ -12,25 +12,17 @@ import { PipelineState } from '../../db/repositories/pipelineState';
 import { logger } from '@graphx/kit/logger';
 import { loadRevisionSpec, type RevisionSpec } from '../../pipeline/revisionSpec';
 import type { SecretBox } from '../../security/secretBox';
-import { DeployFailedError, type DeploymentTarget, type RolloutProgress } from '../target';
+import { DeployFailedError, type AppLogSource, type DeploymentTarget, type RolloutProgress } from '../target';
 import { KubeApi, KubeApiError } from './kubeApi';
 import { deploymentSelector, FIELD_MANAGER, LABELS } from './names';
 import { MANAGED_KINDS, revisionObjects, sizing, autoscaled, type KubeObject } from './objects';
 import { deploymentUrl } from './objects/network';
-import { APP_CONTAINER } from './objects/workload';
-import { revisionInput, revisionNamespace, revisionServiceToken } from './revisionInput';
+import { PodLogSource } from './podLogSource';
+import { kubernetesServiceTokenId, revisionInput, revisionNamespace, revisionServiceToken } from './revisionInput';
 import { DEFAULT_WAIT_TIMINGS, waitForRollout, type RolloutWaitTimings } from './rolloutWatch';
 import type { KubeSettings } from './settings';
 
 export const REPLICA_HANDOVER_MANAGER = 'graphx-replica-handover';
-
-/** One line of an app's output as its pod's container printed it. */
-export interface AppLogLine {
-  /** RFC 3339 with nanoseconds, as the kubelet stamps it. */
-  timestamp: string;
-  pod: string;
-  message: string;
-}
 
 export interface KubernetesTargetOptions {
   config: GraphxConfig;
@@ -245,13 +237,32 @@ export class KubernetesTarget implements DeploymentTarget {
     await this.reconcileActive();
   }
 
-  /** restoreActiveInstances, counting the objects applied (bench/). */
-  async reconcileActive(concurrency = 8): Promise<number> {
-    const { db, secretBox } = this.options;
-    const deployments: Array<{ id: string; active_revision_id: string }> = await db('deployments')
+  /**
+   * Live deployments whose active revision this target rolled out (its service token row is the mark): one that ran on
+   * another runner before GRAPHX_RUNNER changed, or shares the database with one, is never applied to the cluster.
+   */
+  private async deploymentsOnCluster(): Promise<Array<{ id: string; active_revision_id: string }>> {
+    const active: Array<{ id: string; active_revision_id: string }> = await this.options
+      .db('deployments')
       .whereNotNull('active_revision_id')
       .whereNull('deleted_at')
       .select('id', 'active_revision_id');
+    const tokenIds = active.map((row) => kubernetesServiceTokenId(row.active_revision_id));
+    const recorded = await new InstanceStore(this.options.db).existingServiceTokenIds(tokenIds);
+    const owned = active.filter((_row, index) => recorded.has(tokenIds[index] as string));
+    if (owned.length < active.length) {
+      logger.info(
+        { reconciled: owned.length, leftAlone: active.length - owned.length },
+        'deployments whose active revision never ran on the cluster are left to their runner',
+      );
+    }
+    return owned;
+  }
+
+  /** restoreActiveInstances, counting the objects applied (bench/). */
+  async reconcileActive(concurrency = 8): Promise<number> {
+    const { db, secretBox } = this.options;
+    const deployments = await this.deploymentsOnCluster();
     let applied = 0;
     let next = 0;
     const worker = async () => {
@@ -270,25 +281,9 @@ export class KubernetesTarget implements DeploymentTarget {
     return applied;
   }
 
-  /**
-   * The app's own output, from its pods (the kubelet keeps it; graphx stores none): the last `tailLines` lines of each
-   * agent-server container of the deployment, merged by time. A pod whose node cannot answer contributes nothing.
-   */
-  async appLogs(deploymentId: string, tailLines = 100): Promise<AppLogLine[]> {
-    const lines: AppLogLine[] = [];
-    for (const namespace of this.options.settings.managedNamespaces) {
-      const pods = await this.api.list('v1', 'Pod', namespace, { labelSelector: `${LABELS.deployment}=${deploymentId}` });
-      for (const pod of pods) {
-        const component = pod.metadata.labels?.[LABELS.component];
-        if (component !== 'api' && component !== 'queue') continue;
-        const text = await this.api.podLogs(namespace, pod.metadata.name, APP_CONTAINER, { tailLines, timestamps: true });
-        for (const line of (text ?? '').split('\n')) {
-          const match = /^(\S+) (.*)$/.exec(line);
-          if (match) lines.push({ timestamp: match[1] as string, pod: pod.metadata.name, message: match[2] as string });
-        }
-      }
-    }
-    return lines.sort((a, b) => a.timestamp.localeCompare(b.timestamp)).slice(-tailLines);
+  /** The app output of its deployments, read from their pods when asked (the API's source on this runner). */
+  appLogSource(): AppLogSource {
+    return new PodLogSource(this.api, this.options.settings.managedNamespaces);
   }
 
   /** Apps keep running on the cluster when graphx stops: only this process's connections close. */

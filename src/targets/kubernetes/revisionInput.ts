@@ -42,6 +42,14 @@ function derivedUuid(text: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
+/**
+ * The id of the service token row this target records for a revision it applies. The row is also the target's mark of
+ * ownership: a deployment whose active revision has it was rolled out on the cluster (reconcile acts on those only).
+ */
+export function kubernetesServiceTokenId(revisionId: string): string {
+  return derivedUuid(`kubernetes-service-token:${revisionId}`);
+}
+
 /** The revision's service token; its hash is recorded (once) so the control plane accepts it. */
 export async function revisionServiceToken(
   db: Db,
@@ -49,7 +57,7 @@ export async function revisionServiceToken(
   spec: RevisionSpec,
 ): Promise<{ id: string; token: string }> {
   const token = `gxs_${secretBox.sign(`kubernetes-service-token:${spec.revisionId}`)}`;
-  const id = derivedUuid(`kubernetes-service-token:${spec.revisionId}`);
+  const id = kubernetesServiceTokenId(spec.revisionId);
   await new InstanceStore(db).ensureServiceToken(id, spec.deploymentId, hashToken(token));
   return { id, token };
 }

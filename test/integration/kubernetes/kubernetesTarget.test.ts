@@ -14,7 +14,7 @@ import { MANAGED_KINDS } from '../../../src/targets/kubernetes/objects';
 import { loadKubeSettings } from '../../../src/targets/kubernetes/settings';
 import { DeployFailedError } from '../../../src/targets/target';
 import { testConfig, testDb, testSecretBox } from '../../support/env';
-import { KUBE_BUILD_TIMEOUT_MS, SIMULATED_NODE, startTestCluster, type TestCluster } from '../../support/kubeCluster';
+import { KUBE_BUILD_TIMEOUT_MS, startTestCluster, type TestCluster } from '../../support/kubeCluster';
 import { graphxAccount, kubeDeployment, kubeRevision, TEST_DIGEST, type GraphxAccount } from '../../support/kubeFixtures';
 import { keepPodsReady, simulatePods, waitForPods, type SimulatedState } from '../../support/kubePods';
 
@@ -232,39 +232,6 @@ describe('rollouts', () => {
       const deployments = await account.api.list('apps/v1', 'Deployment', namespace, { labelSelector: selectorOf(deploymentId) });
       const sets = await account.api.list('apps/v1', 'ReplicaSet', namespace, { labelSelector: selectorOf(deploymentId) });
       expect([deployments.length, sets.length]).toEqual([1, 1]);
-    },
-  );
-
-  runOnLocalServer()(
-    "app logs come from the deployment's pods, merged by time (simulated pod status and kubelet logs)",
-    async () => {
-      const kube = target();
-      const { deploymentId, revisionId } = await kubeDeployment(db, secretBox, namespace, { resourceSpec: { min_scale: 2 } });
-      const ready = keepPodsReady(cluster.admin, namespace, selectorOf(deploymentId));
-      await kube.rollout(await loadRevisionSpec(db, secretBox, revisionId));
-      await ready();
-      const pods = await waitForPods(cluster.admin, namespace, selectorOf(deploymentId), 2);
-      for (const [index, pod] of pods.entries()) {
-        await cluster.admin.request('POST', `/api/v1/namespaces/${namespace}/pods/${pod.metadata.name}/binding`, {
-          body: {
-            apiVersion: 'v1',
-            kind: 'Binding',
-            metadata: { name: pod.metadata.name },
-            target: { apiVersion: 'v1', kind: 'Node', name: SIMULATED_NODE },
-          },
-        });
-        cluster.kubeletLogs.set(`${namespace}/${pod.metadata.name}/agent-server`, [
-          `2026-11-24T10:00:0${index}.000000000Z runtime serving on 8000 (pod ${index})`,
-          `2026-11-24T10:00:0${index + 2}.000000000Z POST /runs/stream 200 (pod ${index})`,
-        ]);
-      }
-      const lines = await kube.appLogs(deploymentId, 3);
-      expect(lines.map((line) => line.message)).toEqual([
-        'runtime serving on 8000 (pod 1)',
-        'POST /runs/stream 200 (pod 0)',
-        'POST /runs/stream 200 (pod 1)',
-      ]);
-      expect(lines[0]?.pod).toBe(pods[1].metadata.name);
     },
   );
 });
