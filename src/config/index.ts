@@ -166,7 +166,7 @@ const schema = Joi.object({
   GRAPHX_BUILD_MEMORY_MB: Joi.number().integer().min(64).max(1_048_576).default(2048),
   GRAPHX_BUILD_REGISTRY_HOSTS: Joi.string()
     .pattern(/^\.?[a-z0-9.-]+(,\.?[a-z0-9.-]+)*$/i, 'comma list of host names (.example.com: its subdomains)')
-    .default('registry.npmjs.org,registry.yarnpkg.com,repo.yarnpkg.com'),
+    .default('registry.npmjs.org,registry.yarnpkg.com,repo.yarnpkg.com,pypi.org,files.pythonhosted.org'),
   GRAPHX_PYTHON_INTERPRETERS: Joi.string()
     .pattern(/^[^,\s]+(,[^,\s]+)*$/, 'comma list of Python interpreters')
     .empty(''),

@@ -6,7 +6,9 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { podmanAvailable, startTestEngine } from '../support/containerEngine';
 import { createGitRepo, type GitRepo } from '../support/gitRepos';
+import { ensureTestRuntimeImage, IMAGE_BUILD_HOOK_MS } from '../support/runtimeImage';
 import { codehostDeployment, startPipelineStack, streamEchoRun, type PipelineStack } from '../support/pipelineStack';
 
 const FIXTURE = path.resolve(__dirname, '..', 'fixtures', 'apps', 'pipeline-echo-py');
@@ -98,6 +100,65 @@ describe('Python apps with the process runner', () => {
       const { revision } = await deploy(pipeline, repo, 'python-3.13');
       expect(revision.status).toBe('BUILD_FAILED');
       expect(revision.status_message).toMatch(/"python_version" 3\.13 cannot be provided here: available 3\.11\b/);
+    },
+    BUILD_MS,
+  );
+});
+
+(podmanAvailable() ? describe : describe.skip)('Python apps with the container runner (images built by podman)', () => {
+  let pipeline: PipelineStack;
+  let repo: GitRepo;
+  beforeAll(async () => {
+    const engine = await startTestEngine();
+    await ensureTestRuntimeImage(engine.engine);
+    pipeline = await startPipelineStack({
+      env: { GRAPHX_RUNNER: 'container', GRAPHX_CONTAINER_SOCKET: engine.service.socketPath },
+    });
+    repo = createGitRepo(FIXTURE);
+  }, IMAGE_BUILD_HOOK_MS);
+  afterAll(async () => {
+    await pipeline?.stop();
+  });
+
+  it(
+    'installs the dependencies in a layer of their own, reaches DEPLOYED and answers a run',
+    async () => {
+      const { revision, messages, url } = await deploy(pipeline, repo);
+      expect({ status: revision.status, message: revision.status_message }).toEqual({ status: 'DEPLOYED', message: null });
+      expect(
+        messages.some((message) => message.includes('-m pip install -r /opt/graphx/packages/runtime/python/requirements.txt')),
+      ).toBe(true);
+      expect(await answerOf(pipeline, url)).toEqual({ respond: { echo: 'echo: hello' } });
+    },
+    BUILD_MS + 30_000,
+  );
+
+  it(
+    'a code-only change finds the environment layer cached and runs its own code',
+    async () => {
+      repo.branch('container-word', true);
+      repo.commit('answer hey', { 'src/echo_py/words.py': 'PREFIX = "hey"\n' });
+      repo.checkout('main');
+      const { revision, messages, url } = await deploy(pipeline, repo, 'container-word');
+      expect(revision.status).toBe('DEPLOYED');
+      const pipStep = messages.findIndex((message) => message.includes('-m pip install -r'));
+      expect(pipStep).toBeGreaterThanOrEqual(0);
+      expect(messages[pipStep + 1]).toMatch(/Using cache/);
+      expect(await answerOf(pipeline, url)).toEqual({ respond: { echo: 'hey: hello' } });
+    },
+    BUILD_MS + 30_000,
+  );
+
+  it(
+    'fails BUILD_FAILED naming a python_version the image cannot provide and the versions it can',
+    async () => {
+      repo.branch('container-3.12', true);
+      const config = JSON.parse(fs.readFileSync(path.join(FIXTURE, 'graphx.json'), 'utf8'));
+      repo.commit('ask for 3.12', { 'graphx.json': JSON.stringify({ ...config, python_version: '3.12' }) });
+      repo.checkout('main');
+      const { revision } = await deploy(pipeline, repo, 'container-3.12');
+      expect(revision.status).toBe('BUILD_FAILED');
+      expect(revision.status_message).toMatch(/"python_version" 3\.12 cannot be provided by this image: available 3\.11/);
     },
     BUILD_MS,
   );
