@@ -116,6 +116,12 @@ export function checkPythonDependencies(dependencies: string[], appDir: string):
       }
       continue;
     }
+    if (dependency.trim().startsWith('-')) {
+      // A pip option would change how everything installs (another index, no constraints): it belongs in pip_config_file.
+      throw new ConfigError(
+        `graphx.json "dependencies": "${dependency}" is a pip option, not a requirement; use "pip_config_file".`,
+      );
+    }
     const reserved = reservedRequirement(dependency, pins);
     if (reserved) throw new ConfigError(`graphx.json "dependencies": "${dependency}" is reserved: ${reserved}.`);
   }
