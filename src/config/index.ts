@@ -65,6 +65,8 @@ export interface GraphxConfig {
   buildMemoryMb: number;
   /** Hosts an image build's dependency install may reach over HTTPS (GRAPHX_BUILD_REGISTRY_HOSTS, comma list). */
   buildRegistryHosts: string[];
+  /** The Python interpreters builds may make environments with (GRAPHX_PYTHON_INTERPRETERS); unset: those found. */
+  pythonInterpreters?: string[];
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /**
    * Task queues `graphx worker` polls (GRAPHX_WORKER_QUEUES, comma list of control and build). Empty: none, so
@@ -164,7 +166,10 @@ const schema = Joi.object({
   GRAPHX_BUILD_MEMORY_MB: Joi.number().integer().min(64).max(1_048_576).default(2048),
   GRAPHX_BUILD_REGISTRY_HOSTS: Joi.string()
     .pattern(/^\.?[a-z0-9.-]+(,\.?[a-z0-9.-]+)*$/i, 'comma list of host names (.example.com: its subdomains)')
-    .default('registry.npmjs.org,registry.yarnpkg.com,repo.yarnpkg.com'),
+    .default('registry.npmjs.org,registry.yarnpkg.com,repo.yarnpkg.com,pypi.org,files.pythonhosted.org'),
+  GRAPHX_PYTHON_INTERPRETERS: Joi.string()
+    .pattern(/^[^,\s]+(,[^,\s]+)*$/, 'comma list of Python interpreters')
+    .empty(''),
   GRAPHX_LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').required(),
   GRAPHX_PUBLIC_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
@@ -255,6 +260,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     buildStallSeconds: v.GRAPHX_BUILD_STALL_SECONDS,
     buildMemoryMb: v.GRAPHX_BUILD_MEMORY_MB,
     buildRegistryHosts: String(v.GRAPHX_BUILD_REGISTRY_HOSTS).split(','),
+    pythonInterpreters: v.GRAPHX_PYTHON_INTERPRETERS ? String(v.GRAPHX_PYTHON_INTERPRETERS).split(',') : undefined,
     logLevel: v.GRAPHX_LOG_LEVEL,
     publicUrl: v.GRAPHX_PUBLIC_URL ?? `http://${v.GRAPHX_HOST}:${v.PORT}`,
     internalApiUrl: v.GRAPHX_INTERNAL_API_URL ?? v.GRAPHX_PUBLIC_URL ?? `http://${v.GRAPHX_HOST}:${v.PORT}`,

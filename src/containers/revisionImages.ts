@@ -135,10 +135,11 @@ export class RevisionImages {
 
   /** Builds a revision image from a clone. @throws ContainerEngineError with the engine's message (a step failed). */
   async build(options: BuildRevisionImageOptions): Promise<RevisionImage> {
-    const context = stageBuildContext(options.repoDir, options.stagingDir, options.dockerfile.appSubdir);
+    const { appSubdir, python } = options.dockerfile;
+    const context = stageBuildContext(options.repoDir, options.stagingDir, appSubdir, python);
     try {
       const buildId = startBuildAttempt(options);
-      const installs = options.dockerfile.lockInstall !== null || options.dockerfile.customInstall !== null;
+      const installs = options.dockerfile.lockInstall !== null || options.dockerfile.customInstall !== null || python !== null;
       const { cgroup, egress } = await this.confineBuild(buildId, installs, options.onOutput);
       fs.writeFileSync(
         path.join(context, 'graphx', 'build.env'),
@@ -212,7 +213,12 @@ export class RevisionImages {
         ...common,
         tag: RevisionImages.dependencyTag(options.tag),
         dockerfile: 'Dockerfile.deps',
-        include: ['Dockerfile.deps', 'graphx', options.dockerfile.lockInstall ? 'deps' : 'repo'],
+        include: [
+          'Dockerfile.deps',
+          'graphx',
+          ...(options.dockerfile.customInstall ? ['repo'] : ['deps']),
+          ...(options.dockerfile.python ? ['python'] : []),
+        ],
         network: egress.namespacePath ? { namespacePath: egress.namespacePath } : 'bridge',
       });
       await egress.close();

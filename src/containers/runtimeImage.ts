@@ -36,6 +36,9 @@ function runtimeEntries(projectRoot: string): string[] {
   return [
     'bin/graphx.js',
     ...packages.flatMap((name) => ['package.json', 'src', 'bin'].map((part) => `packages/${name}/${part}`)),
+    // The Python executor (run from its sources by the app's environment: nothing of it is installed).
+    'packages/runtime/python/requirements.txt',
+    'packages/runtime/python/graphx_executor',
   ];
 }
 /** Build tools the image carries for revision builds (from the root's node_modules). */
@@ -123,7 +126,7 @@ function runtimeDockerfile(baseRef: string): string {
 function stageContext(projectRoot: string, context: string): void {
   const app = path.join(context, 'app');
   for (const entry of runtimeEntries(projectRoot)) {
-    if (fs.existsSync(path.join(projectRoot, entry))) linkTree(path.join(projectRoot, entry), path.join(app, entry));
+    if (fs.existsSync(path.join(projectRoot, entry))) linkTree(path.join(projectRoot, entry), path.join(app, entry), notByteCode);
   }
   for (const dir of runtimePackageDirs(projectRoot)) {
     linkTree(path.join(projectRoot, dir), path.join(app, dir));
@@ -211,6 +214,9 @@ export function runtimeContentHash(projectRoot: string, extra: Array<string | Bu
   return hash.digest('hex');
 }
 
+/** Python's byte code caches stay out of the image and its hash (running the executor here writes them). */
+const notByteCode = (name: string) => name !== '__pycache__';
+
 function listFiles(entry: string): string[] {
   if (!fs.existsSync(entry)) return [];
   const stat = fs.lstatSync(entry);
@@ -218,6 +224,7 @@ function listFiles(entry: string): string[] {
   if (!stat.isDirectory()) return [];
   return fs
     .readdirSync(entry)
+    .filter(notByteCode)
     .sort()
     .flatMap((name) => listFiles(path.join(entry, name)));
 }

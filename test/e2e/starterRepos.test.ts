@@ -3,7 +3,8 @@
  * on LangChain's new-langgraphjs-project (a StateGraph in src/agent/graph.ts, its langgraph.json copied to
  * graphx.json with `"env": ".env"` while `.env` is git-ignored, documented keys such as node_version and dependencies).
  * Installs are real: yarn and pnpm are the ones the platform ships, dependencies come from the npm registry. Each
- * starter deploys with both runners: host processes, and images built by the tests' shared podman service.
+ * starter deploys with both runners: host processes, and images built by the tests' shared podman service. LangChain's
+ * Python starter (new-langgraph-project, its files unchanged) deploys with both runners too.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -12,6 +13,7 @@ import { podmanAvailable, startTestEngine } from '../support/containerEngine';
 import { createGitRepo } from '../support/gitRepos';
 import { codehostDeployment, startPipelineStack, type PipelineStack } from '../support/pipelineStack';
 import { ensureTestRuntimeImage, IMAGE_BUILD_HOOK_MS } from '../support/runtimeImage';
+import { deployPythonStarter, PYTHON_STARTER_MS } from '../support/pythonStarter';
 
 const STARTERS = path.resolve(__dirname, '..', 'fixtures', 'starters');
 const STARTS = [
@@ -77,6 +79,11 @@ describe('with the process runner', () => {
     async (manager, installCommand) => deployStarter(pipeline, manager, installCommand),
     320_000,
   );
+  it(
+    "LangChain's Python starter reaches DEPLOYED with its environment built, and answers /runs/stream through the Python and JS SDKs",
+    async () => deployPythonStarter(pipeline),
+    PYTHON_STARTER_MS,
+  );
   it('builds with a warning for each documented key it does not act on, and fails BUILD_FAILED naming an unknown key', async () => {
     const repo = createGitRepo(path.join(STARTERS, 'npm'));
     const config = JSON.parse(fs.readFileSync(path.join(repo.dir, 'graphx.json'), 'utf8'));
@@ -133,5 +140,10 @@ describe('with the process runner', () => {
     `a %s starter reaches DEPLOYED with its lock file's install (%s) run anew in its dependency layer, and answers a run`,
     async (manager, installCommand) => deployStarter(pipeline, manager, installCommand, true),
     320_000,
+  );
+  it(
+    "LangChain's Python starter reaches DEPLOYED with its environment in a layer of its own, and answers /runs/stream through the Python and JS SDKs",
+    async () => deployPythonStarter(pipeline),
+    PYTHON_STARTER_MS,
   );
 });

@@ -40,7 +40,8 @@ const GIT_ENV = {
 };
 
 /**
- * Creates a repository on branch `main` holding a copy of `fixtureDir` (without any node_modules) as its first
+ * Creates a repository on branch `main` holding a copy of `fixtureDir` (without node_modules, nor what running it
+ * locally leaves: `graphx dev`'s .graphx/, Python byte code and egg-info) as its first
  * commit. The repository lives under the test run's directory unless `parentDir` is given.
  */
 export function createGitRepo(fixtureDir: string | null, parentDir: string = testEnv.runDir()): GitRepo {
@@ -49,7 +50,8 @@ export function createGitRepo(fixtureDir: string | null, parentDir: string = tes
   const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, env: GIT_ENV, encoding: 'utf8' }).trim();
   git('init', '-q', '-b', 'main');
   if (fixtureDir) {
-    fs.cpSync(fixtureDir, dir, { recursive: true, filter: (source) => !source.split(path.sep).includes('node_modules') });
+    const left = (part: string) => ['node_modules', '.graphx', '__pycache__'].includes(part) || part.endsWith('.egg-info');
+    fs.cpSync(fixtureDir, dir, { recursive: true, filter: (source) => !source.split(path.sep).some(left) });
   }
   git('add', '-A');
   git('commit', '-q', '--allow-empty', '-m', 'initial commit');

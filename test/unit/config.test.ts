@@ -17,7 +17,13 @@ describe('configuration', () => {
       // Containers where an engine answers, else processes: decided at start (src/targets/choose.ts).
       runner: 'auto',
       buildMemoryMb: 2048,
-      buildRegistryHosts: ['registry.npmjs.org', 'registry.yarnpkg.com', 'repo.yarnpkg.com'],
+      buildRegistryHosts: [
+        'registry.npmjs.org',
+        'registry.yarnpkg.com',
+        'repo.yarnpkg.com',
+        'pypi.org',
+        'files.pythonhosted.org',
+      ],
     });
     expect(config.dataDir).toMatch(/\/data$/);
   });

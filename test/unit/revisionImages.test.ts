@@ -12,6 +12,7 @@ const base = {
   buildCommand: 'npm run build',
   dockerfileLines: ['RUN echo extra'],
   yarnBerry: false,
+  python: null,
 };
 
 describe('the generated revision Dockerfile', () => {

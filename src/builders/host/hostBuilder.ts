@@ -15,6 +15,9 @@ import { BuildCancelled, BuildFailed, type AppToBuild, type BuildContext, type R
 import { defaultInstallCommand, ensurePackageManagerShims } from '../packageManagers';
 import { watchForStall, type StallWatch } from '../stallWatch';
 import { dependencyCacheKey, restoreDependencies, saveDependencies } from './dependencyCache';
+import { buildPythonEnvironment } from './pythonEnvironment';
+import { recordBuiltPython } from '../../pipeline/builtPython';
+import type { PythonConfig } from '@graphx/contract/pythonConfig';
 
 /** The environment of install and build commands: secrets, then PATH and HOME (which secrets may not override). */
 export function buildEnvironment(dataDir: string, spec: RevisionSpec): Record<string, string> {
@@ -28,6 +31,18 @@ export function buildEnvironment(dataDir: string, spec: RevisionSpec): Record<st
   return env;
 }
 
+/** One command of a build: `sh -c <command>` (install and build commands) or a program and its arguments. */
+export interface StepCommand {
+  /** What the build log shows (`$ <display>`). */
+  display: string;
+  file: string;
+  args: string[];
+  /** Variables added to the build environment for this command. */
+  env?: Record<string, string>;
+}
+
+const shell = (command: string): StepCommand => ({ display: command, file: '/bin/sh', args: ['-c', command] });
+
 interface BuildStep {
   appDir: string;
   env: Record<string, string>;
@@ -40,7 +55,9 @@ interface BuildStep {
 export class HostBuilder implements RevisionBuilder {
   readonly runner = 'process' as const;
 
-  constructor(private readonly config: Pick<GraphxConfig, 'dataDir' | 'buildTimeoutSeconds' | 'buildStallSeconds'>) {}
+  constructor(
+    private readonly config: Pick<GraphxConfig, 'dataDir' | 'buildTimeoutSeconds' | 'buildStallSeconds' | 'pythonInterpreters'>,
+  ) {}
 
   earlierBuild(): Promise<null> {
     // A process-runner build leaves nothing but its directory, which a redeploy builds again.
@@ -64,7 +81,7 @@ export class HostBuilder implements RevisionBuilder {
     // Build directories are the clones, which the teardown removes for every builder.
   }
 
-  async build(spec: RevisionSpec, { configFile }: AppToBuild, context: BuildContext): Promise<void> {
+  async build(spec: RevisionSpec, { configFile, config }: AppToBuild, context: BuildContext): Promise<void> {
     const { dataDir } = this.config;
     const appDir = path.dirname(configFile);
     const env = buildEnvironment(dataDir, spec);
@@ -79,10 +96,6 @@ export class HostBuilder implements RevisionBuilder {
       context.progress.line(
         `Dependencies unchanged since an earlier build (same lock file): reused them instead of \`${installCommand}\`.`,
       );
-    const steps = [
-      { phase: 'install', command: restored ? null : installCommand },
-      { phase: 'build', command: spec.sourceConfig.build_command ?? null },
-    ];
     const pidFile = path.join(buildPaths(dataDir, spec.revisionId).root, 'build.pid');
     const stall = watchForStall(context.progress, {
       limitSeconds: this.config.buildStallSeconds,
@@ -91,29 +104,47 @@ export class HostBuilder implements RevisionBuilder {
         return pgid > 0 ? groupCpuTicks(pgid) : null;
       },
     });
+    const step: BuildStep = { appDir, env, deadline, pidFile, stall, context };
     try {
-      for (const step of steps) {
-        if (!step.command) continue;
-        await this.runStep(step.phase, step.command, { appDir, env, deadline, pidFile, stall, context });
-        if (step.phase === 'install' && cacheKey) await saveDependencies(cacheRoot, cacheKey, appDir);
+      if (installCommand && !restored) {
+        await this.runStep('install', shell(installCommand), step);
+        if (cacheKey) await saveDependencies(cacheRoot, cacheKey, appDir);
       }
+      if (config.python) await this.buildPython(spec, config.python, step);
+      const buildCommand = spec.sourceConfig.build_command;
+      if (buildCommand) await this.runStep('build', shell(buildCommand), step);
     } finally {
       stall.stop();
     }
     context.progress.setPhase('done', 'Build finished.');
   }
 
+  /** The app's Python environment, built or found in the cache; the runtime is told where (recordBuiltPython). */
+  private async buildPython(spec: RevisionSpec, python: PythonConfig, step: BuildStep): Promise<void> {
+    const interpreter = await buildPythonEnvironment({
+      envsDir: path.join(this.config.dataDir, 'python-envs'),
+      tenantId: spec.tenantId,
+      appDir: step.appDir,
+      python,
+      interpreters: this.config.pythonInterpreters,
+      progress: step.context.progress,
+      run: (command) => this.runStep('python', command, step),
+    });
+    recordBuiltPython(this.config.dataDir, spec.revisionId, interpreter);
+  }
+
   /** One command of the build; throws BuildFailed when it fails, times out or stalls. */
-  private async runStep(phase: string, command: string, step: BuildStep): Promise<void> {
-    const { appDir, env, deadline, pidFile, stall, context } = step;
+  private async runStep(phase: string, step: StepCommand, build: BuildStep): Promise<void> {
+    const { appDir, env, deadline, pidFile, stall, context } = build;
     const { progress } = context;
+    const command = step.display;
     progress.setPhase(phase, `$ ${command}`);
     const output: string[] = [];
     const result = await runCommand({
-      file: '/bin/sh',
-      args: ['-c', command],
+      file: step.file,
+      args: step.args,
       cwd: appDir,
-      env,
+      env: { ...env, ...step.env },
       deadline,
       signal: AbortSignal.any([context.cancelled, stall.signal]),
       pidFile,

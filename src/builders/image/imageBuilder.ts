@@ -22,6 +22,8 @@ import {
   type RevisionBuilder,
 } from '../builder';
 import { defaultInstallCommand, wantsYarnBerry } from '../packageManagers';
+import { ConfigError } from '@graphx/kit/errors';
+import { checkPythonDependencies } from '@graphx/runtime/python/pythonRequirements';
 import { watchForStall, type StallWatch } from '../stallWatch';
 
 export interface ImageBuilderOptions {
@@ -53,6 +55,7 @@ export class ImageBuilder implements RevisionBuilder {
     const signal = AbortSignal.any([context.cancelled, AbortSignal.timeout(buildTimeoutSeconds * 1000), stall.signal]);
     let image;
     try {
+      checkPythonDependenciesOf(app, progress);
       progress.setPhase('image', `Preparing the runtime image on Node ${nodeMajor}`);
       const runtimeImage = await untilAborted(
         signal,
@@ -154,6 +157,18 @@ export class ImageBuilder implements RevisionBuilder {
   }
 }
 
+/** A reserved or misplaced Python dependency fails the build naming the key, before anything is built. */
+function checkPythonDependenciesOf({ configFile, config }: AppToBuild, progress: BuildContext['progress']): void {
+  if (!config.python) return;
+  try {
+    checkPythonDependencies(config.python.dependencies, path.dirname(configFile));
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    progress.line(error.message, 'error');
+    throw new BuildFailed(error.message);
+  }
+}
+
 /** What the revision image's Dockerfiles are generated from: graphx.json's place in the clone and its build settings. */
 function dockerfileInput(
   spec: RevisionSpec,
@@ -171,6 +186,7 @@ function dockerfileInput(
     buildCommand: spec.sourceConfig.build_command ?? null,
     dockerfileLines: config.dockerfileLines,
     yarnBerry: lockInstall?.startsWith('yarn') === true && wantsYarnBerry(appDir),
+    python: config.python,
   };
 }
 

@@ -17,6 +17,7 @@ import { deploymentDatabaseUri } from '../../pipeline/deploymentDatabase';
 import { instanceEnvironment, processServesInstance, type InstanceCommand } from '../../pipeline/runtimeEnv';
 import { trackGroup, untrackGroup } from '@graphx/kit/os/ownedGroups';
 import { isProcessAlive, stopGroup } from '@graphx/kit/os/processes';
+import { builtPython } from '../../pipeline/builtPython';
 import { buildPaths, graphxConfigFile, type RevisionSpec } from '../../pipeline/revisionSpec';
 import { InstanceStore, type AppLogLine, type InstanceRow, type OutputCursor } from '../../db/repositories/instances';
 import type { InstanceRunner } from '../gateway/instanceRunner';
@@ -73,6 +74,9 @@ export class ProcessInstances extends SupervisedInstances implements InstanceRun
       controlPlaneUrl: this.deps.controlPlaneUrl(),
       serviceToken,
     });
+    // The environment the revision's BUILD made: the app starts its Python executor with it and installs nothing.
+    const python = builtPython(config.dataDir, spec.revisionId);
+    if (python) env.GRAPHX_PYTHON = python;
     const stdout = fs.openSync(row.stdout_path!, 'a');
     const stderr = fs.openSync(row.stderr_path!, 'a');
     try {

@@ -83,9 +83,11 @@ export class PythonExecutor {
     databaseUri: string;
     appDir: string;
     env?: Record<string, string | undefined>;
+    /** Folders in front of the environment's site-packages (a built environment's local folders: pythonImportRoots). */
+    importRoots?: string[];
     serverMethods: Record<string, ServerMethod>;
   }): PythonExecutor {
-    const pythonPath = [EXECUTOR_PYTHONPATH, options.appDir].join(path.delimiter);
+    const pythonPath = [EXECUTOR_PYTHONPATH, options.appDir, ...(options.importRoots ?? [])].join(path.delimiter);
     const child = spawn(options.python, ['-m', 'graphx_executor'], {
       cwd: options.appDir,
       env: {

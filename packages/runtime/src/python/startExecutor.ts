@@ -8,6 +8,7 @@ import { logger } from '@graphx/kit/logger';
 import type { AppConfig } from '../appConfig';
 import { PythonExecutor } from './executor';
 import { ensurePythonEnv } from './pythonEnv';
+import { pythonImportRoots } from './pythonRequirements';
 
 /** JSON nulls the executor sends for "not given" become absent fields, as LangGraph.js's store expects them. */
 function withoutNulls(op: Record<string, unknown>): Operation {
@@ -19,9 +20,14 @@ export function pythonEnvsDir(appDir: string): string {
   return process.env.GRAPHX_PYTHON_ENVS_DIR || path.join(appDir, '.graphx', 'python-envs');
 }
 
+/**
+ * Starts the app's executor. GRAPHX_PYTHON (set by a runner whose BUILD made the environment) is used as is, the
+ * running revision's local folders in front of its site-packages; otherwise the environment is built here.
+ */
 export async function startPythonExecutor(appConfig: AppConfig, databaseUri: string, store: BaseStore): Promise<PythonExecutor> {
+  const built = process.env.GRAPHX_PYTHON;
   const python =
-    process.env.GRAPHX_PYTHON ||
+    built ||
     (await ensurePythonEnv({
       envsDir: pythonEnvsDir(appConfig.appDir),
       config: appConfig.python!,
@@ -32,6 +38,7 @@ export async function startPythonExecutor(appConfig: AppConfig, databaseUri: str
     python,
     databaseUri,
     appDir: appConfig.appDir,
+    importRoots: built ? pythonImportRoots(appConfig.python!, appConfig.appDir) : [],
     serverMethods: {
       'store.batch': async (params) => store.batch((params.ops as Array<Record<string, unknown>>).map(withoutNulls)),
     },

@@ -3,12 +3,9 @@
  * it streams a run, searches threads, reads history, runs in the background and joins, cancels, uses the store,
  * manages assistants (versions, graph, schemas) and crons (one firing on a thread) unchanged. Skipped, saying why, only when pip cannot install the client.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import {
   createTestDatabase,
-  projectRoot,
   startDevRuntime,
   type RuntimeProcess,
   fixtureIn,
@@ -16,19 +13,9 @@ import {
   RUNTIME_START_MS,
   type GraphLanguage,
 } from './support/runtimeHarness';
+import { ensurePythonClient, pythonSdkInterpreter } from './support/pythonSdk';
 
-const venvDir = path.join(projectRoot, '.test-data', 'python-sdk-venv');
-const python = path.join(venvDir, 'bin', 'python');
-
-function ensurePythonClient(): string | null {
-  const probe = () => spawnSync(python, ['-c', 'import langgraph_sdk'], { encoding: 'utf8' }).status === 0;
-  if (fs.existsSync(python) && probe()) return null;
-  const created = spawnSync('python3', ['-m', 'venv', venvDir], { encoding: 'utf8' });
-  if (created.status !== 0) return `python3 -m venv failed: ${created.stderr}`;
-  const installed = spawnSync(python, ['-m', 'pip', 'install', '-q', 'langgraph-sdk'], { encoding: 'utf8', timeout: 300_000 });
-  if (installed.status !== 0 || !probe()) return `pip could not install langgraph-sdk: ${installed.stderr.slice(-500)}`;
-  return null;
-}
+const python = pythonSdkInterpreter;
 
 const SCRIPT = `
 import asyncio, json, sys

@@ -1,0 +1,165 @@
+/**
+ * Python apps through the real pipeline (issue 20, point 2): the BUILD step makes the app's virtual environment
+ * (dependencies from the package index, the server's packages pinned as constraints), keyed by the digest of the
+ * dependencies and reused by a later build with the same ones; the app runs with it and installs nothing at start.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { podmanAvailable, startTestEngine } from '../support/containerEngine';
+import { createGitRepo, type GitRepo } from '../support/gitRepos';
+import { ensureTestRuntimeImage, IMAGE_BUILD_HOOK_MS } from '../support/runtimeImage';
+import { codehostDeployment, startPipelineStack, streamEchoRun, type PipelineStack } from '../support/pipelineStack';
+
+const FIXTURE = path.resolve(__dirname, '..', 'fixtures', 'apps', 'pipeline-echo-py');
+const BUILD_MS = 300_000;
+
+/** Deploys `repo` at `ref` and waits for the revision to settle; returns the revision and its build log. */
+async function deploy(pipeline: PipelineStack, repo: GitRepo, ref = 'main') {
+  const name = `py-${crypto.randomBytes(3).toString('hex')}`;
+  const created = await pipeline.api('POST', '/v2/deployments', codehostDeployment(name, repo.url, { repoRef: ref }));
+  expect(created.status).toBe(201);
+  const { id, latest_revision_id: revisionId } = created.body;
+  await pipeline.waitForRevision(id, revisionId, (status) => status === 'DEPLOYED' || status.endsWith('_FAILED'), BUILD_MS);
+  const revision = (await pipeline.api('GET', `/v2/deployments/${id}/revisions/${revisionId}`)).body;
+  const logs = await pipeline.api('GET', `/v2/deployments/${id}/revisions/${revisionId}/logs?limit=500`);
+  const messages = (logs.body.logs as Array<{ message: string }>).map((entry) => entry.message);
+  const deployment = (await pipeline.api('GET', `/v2/deployments/${id}`)).body;
+  return { revision, messages, url: deployment.url as string, revisionId: revisionId as string };
+}
+
+const answerOf = async (pipeline: PipelineStack, url: string) =>
+  (await streamEchoRun(url, pipeline.apiKey, 'hello')).find((event) => event.event === 'updates')?.data;
+
+describe('Python apps with the process runner', () => {
+  let pipeline: PipelineStack;
+  let repo: GitRepo;
+  beforeAll(async () => {
+    // Builds may use Debian's 3.11 only, so a python_version this runner cannot provide is at hand.
+    pipeline = await startPipelineStack({ env: { GRAPHX_PYTHON_INTERPRETERS: '/usr/bin/python3.11' } });
+    repo = createGitRepo(FIXTURE);
+  });
+  afterAll(async () => {
+    await pipeline?.stop();
+  });
+
+  it(
+    'builds the environment in the BUILD step, reaches DEPLOYED and answers a run, installing nothing at start',
+    async () => {
+      const { revision, messages, url, revisionId } = await deploy(pipeline, repo);
+      expect({ status: revision.status, message: revision.status_message }).toEqual({ status: 'DEPLOYED', message: null });
+      expect(messages.some((message) => /^Python environment \w+ (built|reused)/.test(message))).toBe(true);
+      expect(await answerOf(pipeline, url)).toEqual({ respond: { echo: 'echo: hello' } });
+      // An app that built its own environment at start would have left it in the app's .graphx/.
+      expect(fs.existsSync(path.join(pipeline.dataDir, 'builds', revisionId, 'src', '.graphx'))).toBe(false);
+    },
+    BUILD_MS + 30_000,
+  );
+
+  it(
+    'a later revision with the same dependencies reuses the environment and runs its own code',
+    async () => {
+      await deploy(pipeline, repo);
+      repo.branch('other-word', true);
+      repo.commit('answer hi', { 'src/echo_py/words.py': 'PREFIX = "hi"\n' });
+      repo.checkout('main');
+      const { revision, messages, url } = await deploy(pipeline, repo, 'other-word');
+      expect(revision.status).toBe('DEPLOYED');
+      expect(messages.some((message) => /^Python environment \w+ reused/.test(message))).toBe(true);
+      expect(messages.some((message) => message.startsWith('$ pip install'))).toBe(false);
+      expect(await answerOf(pipeline, url)).toEqual({ respond: { echo: 'hi: hello' } });
+    },
+    2 * BUILD_MS,
+  );
+
+  it(
+    'fails BUILD_FAILED naming a dependency that would replace a package the server relies on',
+    async () => {
+      repo.branch('old-langgraph', true);
+      const config = JSON.parse(fs.readFileSync(path.join(FIXTURE, 'graphx.json'), 'utf8'));
+      repo.commit('pin an old langgraph', {
+        'graphx.json': JSON.stringify({ ...config, dependencies: ['.', 'langgraph==0.2.0'] }),
+      });
+      repo.checkout('main');
+      const { revision } = await deploy(pipeline, repo, 'old-langgraph');
+      expect(revision.status).toBe('BUILD_FAILED');
+      expect(revision.status_message).toMatch(
+        /"dependencies": "langgraph==0\.2\.0" is reserved: the server relies on langgraph \d/,
+      );
+    },
+    BUILD_MS,
+  );
+
+  it(
+    'fails BUILD_FAILED naming a python_version this runner cannot provide and the versions it can',
+    async () => {
+      repo.branch('python-3.13', true);
+      const config = JSON.parse(fs.readFileSync(path.join(FIXTURE, 'graphx.json'), 'utf8'));
+      repo.commit('ask for 3.13', { 'graphx.json': JSON.stringify({ ...config, python_version: '3.13' }) });
+      repo.checkout('main');
+      const { revision } = await deploy(pipeline, repo, 'python-3.13');
+      expect(revision.status).toBe('BUILD_FAILED');
+      expect(revision.status_message).toMatch(/"python_version" 3\.13 cannot be provided here: available 3\.11\b/);
+    },
+    BUILD_MS,
+  );
+});
+
+(podmanAvailable() ? describe : describe.skip)('Python apps with the container runner (images built by podman)', () => {
+  let pipeline: PipelineStack;
+  let repo: GitRepo;
+  beforeAll(async () => {
+    const engine = await startTestEngine();
+    await ensureTestRuntimeImage(engine.engine);
+    pipeline = await startPipelineStack({
+      env: { GRAPHX_RUNNER: 'container', GRAPHX_CONTAINER_SOCKET: engine.service.socketPath },
+    });
+    repo = createGitRepo(FIXTURE);
+  }, IMAGE_BUILD_HOOK_MS);
+  afterAll(async () => {
+    await pipeline?.stop();
+  });
+
+  it(
+    'installs the dependencies in a layer of their own, reaches DEPLOYED and answers a run',
+    async () => {
+      const { revision, messages, url } = await deploy(pipeline, repo);
+      expect({ status: revision.status, message: revision.status_message }).toEqual({ status: 'DEPLOYED', message: null });
+      expect(
+        messages.some((message) => message.includes('-m pip install -r /opt/graphx/packages/runtime/python/requirements.txt')),
+      ).toBe(true);
+      expect(await answerOf(pipeline, url)).toEqual({ respond: { echo: 'echo: hello' } });
+    },
+    BUILD_MS + 30_000,
+  );
+
+  it(
+    'a code-only change finds the environment layer cached and runs its own code',
+    async () => {
+      repo.branch('container-word', true);
+      repo.commit('answer hey', { 'src/echo_py/words.py': 'PREFIX = "hey"\n' });
+      repo.checkout('main');
+      const { revision, messages, url } = await deploy(pipeline, repo, 'container-word');
+      expect(revision.status).toBe('DEPLOYED');
+      const pipStep = messages.findIndex((message) => message.includes('-m pip install -r'));
+      expect(pipStep).toBeGreaterThanOrEqual(0);
+      expect(messages[pipStep + 1]).toMatch(/Using cache/);
+      expect(await answerOf(pipeline, url)).toEqual({ respond: { echo: 'hey: hello' } });
+    },
+    BUILD_MS + 30_000,
+  );
+
+  it(
+    'fails BUILD_FAILED naming a python_version the image cannot provide and the versions it can',
+    async () => {
+      repo.branch('container-3.12', true);
+      const config = JSON.parse(fs.readFileSync(path.join(FIXTURE, 'graphx.json'), 'utf8'));
+      repo.commit('ask for 3.12', { 'graphx.json': JSON.stringify({ ...config, python_version: '3.12' }) });
+      repo.checkout('main');
+      const { revision } = await deploy(pipeline, repo, 'container-3.12');
+      expect(revision.status).toBe('BUILD_FAILED');
+      expect(revision.status_message).toMatch(/"python_version" 3\.12 cannot be provided by this image: available 3\.11/);
+    },
+    BUILD_MS,
+  );
+});
