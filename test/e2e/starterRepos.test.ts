@@ -14,6 +14,7 @@ import { createGitRepo } from '../support/gitRepos';
 import { codehostDeployment, startPipelineStack, type PipelineStack } from '../support/pipelineStack';
 import { ensureTestRuntimeImage, IMAGE_BUILD_HOOK_MS } from '../support/runtimeImage';
 import { deployPythonStarter, PYTHON_STARTER_MS } from '../support/pythonStarter';
+import { ensurePythonClientNow } from '../../packages/runtime/test/integration/support/pythonSdk';
 
 const STARTERS = path.resolve(__dirname, '..', 'fixtures', 'starters');
 const STARTS = [
@@ -64,6 +65,12 @@ async function deployStarter(pipeline: PipelineStack, manager: string, installCo
   const state = (await response.json()) as { messages: Array<{ content: string }> };
   expect(state.messages.map((message) => message.content)).toEqual(['hello', 'Hi there! You said 1 message(s).']);
 }
+
+// The Python SDK's environment is made before any stack serves from this process: pip would block its event loop.
+beforeAll(() => {
+  const reason = ensurePythonClientNow();
+  if (reason) throw new Error(`the Python SDK is needed here: ${reason}`);
+}, 320_000);
 
 describe('with the process runner', () => {
   let pipeline: PipelineStack;

@@ -34,7 +34,7 @@ asyncio.run(main(sys.argv[1], sys.argv[2]))
 
 /** Deploys the starter with `pipeline` and checks a run through each SDK. */
 export async function deployPythonStarter(pipeline: PipelineStack): Promise<void> {
-  const skipReason = ensurePythonClient();
+  const skipReason = await ensurePythonClient();
   if (skipReason) throw new Error(`the Python SDK is needed here: ${skipReason}`);
   const repo = createGitRepo(STARTER);
   const request = codehostDeployment(`starter-py-${crypto.randomBytes(3).toString('hex')}`, repo.url);

@@ -13,7 +13,7 @@ import {
   RUNTIME_START_MS,
   type GraphLanguage,
 } from './support/runtimeHarness';
-import { ensurePythonClient, pythonSdkInterpreter } from './support/pythonSdk';
+import { ensurePythonClientNow, pythonSdkInterpreter } from './support/pythonSdk';
 
 const python = pythonSdkInterpreter;
 
@@ -36,7 +36,7 @@ asyncio.run(main(sys.argv[1]))
 `;
 
 describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
-  const skipReason = ensurePythonClient();
+  const skipReason = ensurePythonClientNow();
   const pythonTest = skipReason ? test.skip : test;
   if (skipReason) console.warn(`Python client tests skipped: ${skipReason}`);
 
