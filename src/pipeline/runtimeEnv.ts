@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../config';
 import { readRepoFile } from '../security/repoFile';
-import { minimalPath } from '@graphx/kit/os/processes';
+import { minimalPath, statFields } from '@graphx/kit/os/processes';
 import type { RevisionSpec } from './revisionSpec';
 import { parseEnvFile, readGraphxConfig, type EnvSource } from '@graphx/contract/graphxConfig';
 import { INSTANCE_ENV, toInstanceEnv } from '@graphx/contract/instanceEnv';
@@ -83,14 +83,40 @@ export function instanceEnvironment(spec: RevisionSpec, identity: InstanceIdenti
  * been reused by an unrelated process, so adoption checks the process's own environment where /proc allows.
  */
 export function processServesInstance(pid: number, revisionId: string, port: number): boolean {
+  // No /proc: the health check that follows is the only evidence.
+  return environNamesInstance(pid, revisionId, port) ?? true;
+}
+
+/** Whether the environment of `pid` names (revision, port); null when it cannot be read. */
+function environNamesInstance(pid: number, revisionId: string, port: number): boolean | null {
   let environ: string;
   try {
     environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8');
   } catch {
-    return true; // No /proc: the health check that follows is the only evidence.
+    return null;
   }
   const vars = new Set(environ.split('\0'));
   return vars.has(`${INSTANCE_ENV.revisionId}=${revisionId}`) && vars.has(`${INSTANCE_ENV.port}=${port}`);
+}
+
+/**
+ * The process group leader that serves the instance (revision, port), found by its environment, or null (none, or no
+ * /proc). For a row whose starter died between spawning the process and recording its pid.
+ */
+export function findInstanceProcess(revisionId: string, port: number): number | null {
+  let entries: string[];
+  try {
+    entries = fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid);
+  } catch {
+    return null;
+  }
+  for (const entry of entries) {
+    const fields = statFields(entry);
+    // Only a group leader: the app's own children (its Python executor) inherit the same environment.
+    if (!fields || Number(fields[2]) !== Number(entry) || fields[0] === 'Z') continue;
+    if (environNamesInstance(Number(entry), revisionId, port) === true) return Number(entry);
+  }
+  return null;
 }
 
 export interface ContainerIdentity {

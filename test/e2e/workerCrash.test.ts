@@ -20,8 +20,13 @@ describe('pipeline survives worker crashes', () => {
   beforeAll(async () => {
     pipeline = await startPipelineStack({ worker: false });
   });
+  // A test that fails half-way must not leave its worker behind: every stack of the run shares one Temporal namespace
+  // and task queues, so a leftover worker would take the next test's activities with its own data dir and secret key
+  // (seen in CI: it provisioned the next deployment's database role with another password).
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((worker) => kill(worker)));
+  });
   afterAll(async () => {
-    for (const worker of workers) if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
     await pipeline?.stop();
   });
 

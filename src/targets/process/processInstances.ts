@@ -14,7 +14,7 @@ import type { Db } from '../../db/knex';
 import { hashToken, type SecretBox } from '../../security/secretBox';
 import { findFreePort } from '@graphx/kit/net/ports';
 import { deploymentDatabaseUri } from '../../pipeline/deploymentDatabase';
-import { instanceEnvironment, processServesInstance, type InstanceCommand } from '../../pipeline/runtimeEnv';
+import { findInstanceProcess, instanceEnvironment, processServesInstance, type InstanceCommand } from '../../pipeline/runtimeEnv';
 import { trackGroup, untrackGroup } from '@graphx/kit/os/ownedGroups';
 import { isProcessAlive, stopGroup } from '@graphx/kit/os/processes';
 import { builtPython } from '../../pipeline/builtPython';
@@ -112,7 +112,21 @@ export class ProcessInstances extends SupervisedInstances implements InstanceRun
 
   /** The recorded pid lives and its environment names this revision and port (a pid may be reused after a restart). */
   async adoptable(row: InstanceRow, spec: RevisionSpec): Promise<boolean> {
+    await this.findUnrecordedPid(row);
     return !!row.pid && isProcessAlive(row.pid) && processServesInstance(row.pid, spec.revisionId, row.port);
+  }
+
+  /**
+   * A row without a pid whose process lives: its starter was killed between spawning and recording the pid (a worker
+   * SIGKILLed in DEPLOYING). The process is found by its environment and recorded, so it is adopted or stopped
+   * like any other instead of serving on unseen.
+   */
+  private async findUnrecordedPid(row: InstanceRow): Promise<void> {
+    if (row.pid) return;
+    const pid = findInstanceProcess(row.revision_id, row.port);
+    if (!pid) return;
+    row.pid = pid;
+    await new InstanceStore(this.deps.db).setPid(row.id, pid);
   }
 
   async isAlive(row: InstanceRow): Promise<boolean> {
@@ -142,6 +156,7 @@ export class ProcessInstances extends SupervisedInstances implements InstanceRun
    * copies its last output, marks it stopped and deletes its service token.
    */
   async stop(row: InstanceRow, graceMs: number, onWait?: () => void): Promise<void> {
+    await this.findUnrecordedPid(row);
     await this.haltAndCopy(row, async () => {
       try {
         if (row.pid) await stopGroup(row.pid, graceMs, onWait);

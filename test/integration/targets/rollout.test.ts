@@ -125,6 +125,28 @@ describe('rolloutRevision on the local target (real processes, fake runtime scri
     await restarted.stopAll();
   });
 
+  it('a worker killed between spawning an instance and recording its pid: the next attempt adopts that process, teardown stops it', async () => {
+    const deployment = await deployRevision();
+    const { url } = await rollout(deployment.revisionId, deployment.deploymentId);
+    const first = await whoami(url);
+    // What the killed worker left: the row (written before the spawn) without the pid it never recorded.
+    const [row] = await new InstanceStore(deps.db).live(deployment.deploymentId);
+    await new InstanceStore(deps.db).setPid(row!.id, null);
+    const restarted = new ProcessTarget({ ...deps.target.options, instanceCommand: FAKE_RUNTIME });
+    await rollout(deployment.revisionId, deployment.deploymentId, restarted);
+    expect((await whoami(url)).pid).toBe(first.pid);
+    const live = await new InstanceStore(deps.db).live(deployment.deploymentId);
+    expect(live.map((instance) => instance.pid)).toEqual([first.pid]);
+
+    await new InstanceStore(deps.db).setPid(row!.id, null);
+    await deps.db('deployments').where({ id: deployment.deploymentId }).update({ status: 'AWAITING_DELETE' });
+    await runActivity(createActivities({ ...deps, target: restarted }).teardownDeployment, {
+      deploymentId: deployment.deploymentId,
+    });
+    await waitUntil(async () => !isProcessAlive(first.pid));
+    await restarted.stopAll();
+  });
+
   it('a serving instance that crashes is replaced by a new one of the same revision', async () => {
     const deployment = await deployRevision();
     const { url } = await rollout(deployment.revisionId, deployment.deploymentId);
