@@ -6,12 +6,11 @@
  * a later build with the same digest reuses the directory. Built beside it and renamed into place, so a build that
  * dies leaves no half environment to reuse.
  */
-import crypto from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '@graphx/kit/errors';
 import type { PythonConfig } from '@graphx/contract/pythonConfig';
 import {
+  buildIntoCache,
   checkPythonDependencies,
   findPython,
   pipInstallArguments,
@@ -19,8 +18,6 @@ import {
 } from '@graphx/runtime/python/pythonRequirements';
 import { BuildFailed, type BuildProgress } from '../builder';
 import type { StepCommand } from './hostBuilder';
-
-const COMPLETE = '.complete';
 
 /** A ConfigError of the checks becomes the build's failure, in its log too. */
 async function orBuildFailed<T>(progress: BuildProgress, work: () => Promise<T>): Promise<T> {
@@ -55,15 +52,7 @@ export async function buildPythonEnvironment(options: {
     return findPython(python.version, options.interpreters);
   });
   const digest = pythonEnvDigest(python, appDir, options.tenantId);
-  const target = path.join(options.envsDir, digest);
-  const interpreter = path.join(target, 'bin', 'python');
-  if (fs.existsSync(path.join(target, COMPLETE))) {
-    progress.line(`Python environment ${digest} reused: the dependencies are those of an earlier build; nothing installed.`);
-    return interpreter;
-  }
-  fs.mkdirSync(options.envsDir, { recursive: true });
-  const building = `${target}.tmp-${crypto.randomBytes(4).toString('hex')}`;
-  try {
+  const { directory, built } = await buildIntoCache(options.envsDir, digest, async (building) => {
     await options.run({ display: `${base} -m venv <environment ${digest}>`, file: base, args: ['-m', 'venv', building] });
     const { args } = pipInstallArguments(python, appDir, { editable: false });
     const env: Record<string, string> = { PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1', PIP_PROGRESS_BAR: 'off' };
@@ -74,18 +63,11 @@ export async function buildPythonEnvironment(options: {
       args: ['-m', 'pip', ...args],
       env,
     });
-    fs.writeFileSync(path.join(building, COMPLETE), new Date().toISOString());
-    try {
-      fs.renameSync(building, target);
-    } catch (error) {
-      // A concurrent build of the same digest finished first: use its environment.
-      if (!fs.existsSync(path.join(target, COMPLETE))) throw error;
-      fs.rmSync(building, { recursive: true, force: true });
-    }
-    progress.line(`Python environment ${digest} built; later builds with the same dependencies reuse it.`);
-    return interpreter;
-  } catch (error) {
-    fs.rmSync(building, { recursive: true, force: true });
-    throw error;
-  }
+  });
+  progress.line(
+    built
+      ? `Python environment ${digest} built; later builds with the same dependencies reuse it.`
+      : `Python environment ${digest} reused: the dependencies are those of an earlier build; nothing installed.`,
+  );
+  return path.join(directory, 'bin', 'python');
 }

@@ -21,6 +21,42 @@ export interface Destination {
   reread: () => Promise<Route>;
 }
 
+/** What one attempt on an instance came to: `retry` when nothing was delivered, so another instance may be tried. */
+export type AttemptOutcome = 'done' | 'retry' | 'fail';
+
+/** Instances tried for one request before the gateway gives up (a rollout may have just stopped the one picked). */
+const MAX_ATTEMPTS = 6;
+
+/**
+ * Tries the destination's instances in turn: an instance that failed is not picked again, and once every known one
+ * failed the route is reread after a short wait (during a switch the new route appears within the rollout's settle
+ * time). `no-instance` when the route has none; `failed` when the attempts ran out or one said `fail`.
+ */
+export async function tryInstances(
+  routes: RouteTable,
+  target: Destination,
+  attempt: (port: number) => Promise<AttemptOutcome>,
+): Promise<'done' | 'no-instance' | 'failed'> {
+  const failed = new Set<number>();
+  let route = target.route;
+  for (let index = 0; index < MAX_ATTEMPTS; index += 1) {
+    let port = routes.pick(target.name, route, failed);
+    if (port === null && index > 0) {
+      await new Promise((resolve) => setTimeout(resolve, 100 * index));
+      route = await target.reread();
+      failed.clear();
+      port = routes.pick(target.name, route, failed);
+    }
+    if (port === null) return 'no-instance';
+    const outcome = await attempt(port);
+    if (outcome === 'done') return 'done';
+    failed.add(port);
+    if (outcome === 'fail') break;
+    route = await target.reread();
+  }
+  return 'failed';
+}
+
 export async function destination(
   routes: RouteTable,
   req: http.IncomingMessage,

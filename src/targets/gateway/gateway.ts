@@ -15,7 +15,7 @@ import { createMetricsRegistry, HttpMetrics, onResponseEnd, UNMATCHED_ROUTE, wri
 import { logger } from '@graphx/kit/logger';
 import { registerGatewayMetrics } from './gatewayMetrics';
 import { RequestBody } from './requestBody';
-import { destination, headersWithout, INSTANCE_ONLY_PATHS, upstreamHeaders, type Destination } from './destination';
+import { destination, headersWithout, INSTANCE_ONLY_PATHS, tryInstances, upstreamHeaders, type Destination } from './destination';
 import { RouteTable } from './routeTable';
 import { passUpgrade } from './upgrades';
 
@@ -39,7 +39,6 @@ export interface GatewayHandle {
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
 const NOT_DELIVERED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'upgrade']);
-const MAX_ATTEMPTS = 6;
 /** The gateway's own scrape path: a deployment name cannot start with `-`, so no app can shadow it. */
 export const GATEWAY_METRICS_PATH = '/-/metrics';
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -135,31 +134,19 @@ async function handle(
     upstream?.destroy();
     tooLarge();
   });
-  const failed = new Set<number>();
-  let route = target.route;
-  if (!route.exists) {
+  if (!target.route.exists) {
     sendDetail(res, 404, `Deployment ${name} not found.`);
     return;
   }
   (res as RoutedResponse).graphxRoute = `/${name}/*`;
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
-    let port = routes.pick(name, route, failed);
-    if (port === null && attempt > 0) {
-      // Every known instance failed: during a switch the new route appears within the rollout's settle time.
-      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
-      route = await target.reread();
-      failed.clear();
-      port = routes.pick(name, route, failed);
-    }
-    if (port === null) {
-      sendDetail(res, 503, `Deployment ${name} has no running instance.`);
-      return;
-    }
+  const result = await tryInstances(routes, target, async (port) => {
     const outcome = await forward(req, res, body, port, upstreamPath, target.forwarded);
-    if (outcome === 'done' || body.exceeded) return;
-    failed.add(port);
-    if (outcome === 'fail' || !body.replayable()) break;
-    route = await target.reread();
+    if (outcome === 'done' || body.exceeded) return 'done';
+    return outcome === 'fail' || !body.replayable() ? 'fail' : 'retry';
+  });
+  if (result === 'no-instance') {
+    sendDetail(res, 503, `Deployment ${name} has no running instance.`);
+    return;
   }
   if (!res.headersSent) sendDetail(res, 502, `Deployment ${name} did not answer.`);
 }

@@ -8,11 +8,8 @@ import type http from 'node:http';
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { logger } from '@graphx/kit/logger';
-import { destination, INSTANCE_ONLY_PATHS, upstreamHeaders, type Destination } from './destination';
+import { destination, INSTANCE_ONLY_PATHS, tryInstances, upstreamHeaders, type Destination } from './destination';
 import type { RouteTable } from './routeTable';
-
-/** Instances tried before the handshake is refused (a rollout may have just stopped the one picked). */
-const MAX_ATTEMPTS = 3;
 
 export function passUpgrade(
   routes: RouteTable,
@@ -37,19 +34,16 @@ async function routeUpgrade(
 ): Promise<void> {
   const target = await destination(routes, req, publicUrl);
   if (!target || INSTANCE_ONLY_PATHS.test(target.upstreamPath)) return refuse(socket, 404, 'Not found.');
-  let route = target.route;
-  if (!route.exists) return refuse(socket, 404, `Deployment ${target.name} not found.`);
-  const failed = new Set<number>();
-  for (let attempt = 0; attempt < MAX_ATTEMPTS && !socket.destroyed; attempt += 1) {
-    const port = routes.pick(target.name, route, failed);
-    if (port !== null) {
-      const upstream = await connect(port);
-      if (upstream) return splice(req, socket, head, upstream, port, target);
-      failed.add(port);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100 * (attempt + 1)));
-    route = await target.reread();
-  }
+  if (!target.route.exists) return refuse(socket, 404, `Deployment ${target.name} not found.`);
+  const result = await tryInstances(routes, target, async (port) => {
+    if (socket.destroyed) return 'fail';
+    const upstream = await connect(port);
+    if (!upstream) return 'retry';
+    splice(req, socket, head, upstream, port, target);
+    return 'done';
+  });
+  if (result === 'done') return;
+  if (result === 'no-instance') return refuse(socket, 503, `Deployment ${target.name} has no running instance.`);
   refuse(socket, 502, `Deployment ${target.name} did not answer.`);
 }
 
@@ -85,12 +79,14 @@ function splice(
   socket.pipe(upstream).pipe(socket);
 }
 
+const REASONS: Record<number, string> = { 404: 'Not Found', 502: 'Bad Gateway', 503: 'Service Unavailable' };
+
 /** A plain HTTP answer on the socket: what a WebSocket client reports as a failed handshake. */
 function refuse(socket: Duplex, status: number, detail: string): void {
   if (socket.destroyed) return;
   const body = JSON.stringify({ detail });
   socket.end(
-    `HTTP/1.1 ${status} ${status === 404 ? 'Not Found' : 'Bad Gateway'}\r\ncontent-type: application/json\r\n` +
+    `HTTP/1.1 ${status} ${REASONS[status] ?? 'Bad Gateway'}\r\ncontent-type: application/json\r\n` +
       `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
 }

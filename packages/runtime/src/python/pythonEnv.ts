@@ -6,13 +6,12 @@
  * folder and renamed into place, so concurrent starts never see half an environment.
  */
 import { execFile } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ConfigError } from '@graphx/kit/errors';
 import type { PythonConfig } from '@graphx/contract/graphxConfig';
-import { checkPythonDependencies, findPython, pipInstallArguments, pythonEnvDigest } from './pythonRequirements';
+import { buildIntoCache, checkPythonDependencies, findPython, pipInstallArguments, pythonEnvDigest } from './pythonRequirements';
 
 const run = promisify(execFile);
 
@@ -30,12 +29,7 @@ export async function ensurePythonEnv(options: {
 }): Promise<string> {
   const { config, appDir } = options;
   checkPythonDependencies(config.dependencies, appDir);
-  const target = path.join(options.envsDir, pythonEnvDigest(config, appDir));
-  const python = path.join(target, 'bin', 'python');
-  if (fs.existsSync(path.join(target, '.complete'))) return python;
-  fs.mkdirSync(options.envsDir, { recursive: true });
-  const building = `${target}.tmp-${crypto.randomBytes(4).toString('hex')}`;
-  try {
+  const { directory } = await buildIntoCache(options.envsDir, pythonEnvDigest(config, appDir), async (building) => {
     await run(await findPython(config.version), ['-m', 'venv', building], { timeout: 120_000 });
     const { args, importable } = pipInstallArguments(config, appDir, { editable: true });
     const pipEnv: NodeJS.ProcessEnv = { ...(options.env ?? process.env), PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1' };
@@ -58,17 +52,6 @@ export async function ensurePythonEnv(options: {
       ]);
       fs.writeFileSync(path.join(sitePackages.trim(), 'graphx_app_folders.pth'), `${importable.join('\n')}\n`);
     }
-    fs.writeFileSync(path.join(building, '.complete'), new Date().toISOString());
-    try {
-      fs.renameSync(building, target);
-    } catch (error) {
-      // Another start built the same environment first: use that one.
-      if (!fs.existsSync(path.join(target, '.complete'))) throw error;
-      fs.rmSync(building, { recursive: true, force: true });
-    }
-    return python;
-  } catch (error) {
-    fs.rmSync(building, { recursive: true, force: true });
-    throw error;
-  }
+  });
+  return path.join(directory, 'bin', 'python');
 }

@@ -193,6 +193,40 @@ export function pythonEnvDigest(config: PythonConfig, appDir: string, salt = '')
   return hash.digest('hex').slice(0, 24);
 }
 
+/** The marker a finished environment carries; a directory without it was never completed. */
+const COMPLETE_MARKER = '.complete';
+
+/**
+ * The cached environment `<envsDir>/<digest>`: when it is complete, `{ built: false }` at once; otherwise `build` fills
+ * a temporary directory beside it, which is then renamed into place, so neither a build that dies nor concurrent
+ * builds of the same digest ever leave half an environment to be reused (the loser of a race uses the winner's).
+ * @returns the environment's directory and whether this call built it.
+ */
+export async function buildIntoCache(
+  envsDir: string,
+  digest: string,
+  build: (directory: string) => Promise<void>,
+): Promise<{ directory: string; built: boolean }> {
+  const directory = path.join(envsDir, digest);
+  if (fs.existsSync(path.join(directory, COMPLETE_MARKER))) return { directory, built: false };
+  fs.mkdirSync(envsDir, { recursive: true });
+  const building = `${directory}.tmp-${crypto.randomBytes(4).toString('hex')}`;
+  try {
+    await build(building);
+    fs.writeFileSync(path.join(building, COMPLETE_MARKER), new Date().toISOString());
+    try {
+      fs.renameSync(building, directory);
+    } catch (error) {
+      if (!fs.existsSync(path.join(directory, COMPLETE_MARKER))) throw error;
+      fs.rmSync(building, { recursive: true, force: true });
+    }
+    return { directory, built: true };
+  } catch (error) {
+    fs.rmSync(building, { recursive: true, force: true });
+    throw error;
+  }
+}
+
 /**
  * pip's arguments for the executor's pins and the app's `dependencies`: the pins as constraints, a folder's
  * requirements.txt first, a package folder editable (`graphx dev`) or as a copy (a build), a plain folder left to the

@@ -12,29 +12,62 @@ const venvDir = path.join(projectRoot, '.test-data', 'python-sdk-venv');
 /** The interpreter that has `langgraph_sdk`. */
 export const pythonSdkInterpreter = path.join(venvDir, 'bin', 'python');
 
+/** One step of making the environment: what runs, and what its failure is called. */
+interface Step {
+  file: string;
+  args: string[];
+  timeout: number;
+  failure: string;
+}
+
+const PROBE: Step = { file: pythonSdkInterpreter, args: ['-c', 'import langgraph_sdk'], timeout: 120_000, failure: '' };
+const STEPS: Step[] = [
+  { file: 'python3', args: ['-m', 'venv', venvDir], timeout: 120_000, failure: 'python3 -m venv failed' },
+  {
+    file: pythonSdkInterpreter,
+    args: ['-m', 'pip', 'install', '-q', 'langgraph-sdk'],
+    timeout: 300_000,
+    failure: 'pip could not install langgraph-sdk',
+  },
+];
+
+/** The steps in order, each yielded to a driver that answers with its stderr on failure, else null. */
+function* environmentSteps(): Generator<Step, string | null, string | null> {
+  if (fs.existsSync(pythonSdkInterpreter) && (yield PROBE) === null) return null;
+  for (const step of STEPS) {
+    const stderr = yield step;
+    if (stderr !== null) return `${step.failure}: ${stderr.slice(-500)}`;
+  }
+  return (yield PROBE) === null ? null : 'langgraph_sdk does not import after the install';
+}
+
 /**
  * Makes the client's virtualenv unless it is there; resolves with why it could not (the caller skips, saying so), or
  * null. Never blocks the event loop: a test may serve HTTP from its own process (the pipeline stack), and a blocked
  * loop lets the server's keep-alive timeout close a pooled connection just as the client reuses it (ECONNRESET).
  */
 export async function ensurePythonClient(): Promise<string | null> {
-  const run = (args: string[], file = pythonSdkInterpreter, timeout = 120_000) =>
-    new Promise<boolean>((resolve) => {
-      execFile(file, args, { timeout }, (error) => resolve(!error));
+  const steps = environmentSteps();
+  let next = steps.next();
+  while (!next.done) {
+    const step = next.value;
+    const stderr = await new Promise<string | null>((resolve) => {
+      execFile(step.file, step.args, { timeout: step.timeout, encoding: 'utf8' }, (error, _stdout, output) =>
+        resolve(error ? output || error.message : null),
+      );
     });
-  if (fs.existsSync(pythonSdkInterpreter) && (await run(['-c', 'import langgraph_sdk']))) return null;
-  // The blocking form below says what failed; here it is only needed when the environment is missing.
-  return ensurePythonClientNow();
+    next = steps.next(stderr);
+  }
+  return next.value;
 }
 
 /** The same, blocking: for a describe block that decides at collection time whether its tests run (no server here). */
 export function ensurePythonClientNow(): string | null {
-  const python = pythonSdkInterpreter;
-  const probe = () => spawnSync(python, ['-c', 'import langgraph_sdk'], { encoding: 'utf8' }).status === 0;
-  if (fs.existsSync(python) && probe()) return null;
-  const created = spawnSync('python3', ['-m', 'venv', venvDir], { encoding: 'utf8' });
-  if (created.status !== 0) return `python3 -m venv failed: ${created.stderr}`;
-  const installed = spawnSync(python, ['-m', 'pip', 'install', '-q', 'langgraph-sdk'], { encoding: 'utf8', timeout: 300_000 });
-  if (installed.status !== 0 || !probe()) return `pip could not install langgraph-sdk: ${installed.stderr.slice(-500)}`;
-  return null;
+  const steps = environmentSteps();
+  let next = steps.next();
+  while (!next.done) {
+    const result = spawnSync(next.value.file, next.value.args, { encoding: 'utf8', timeout: next.value.timeout });
+    next = steps.next(result.status === 0 ? null : result.stderr || String(result.error ?? 'failed'));
+  }
+  return next.value;
 }
