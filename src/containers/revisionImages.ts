@@ -141,13 +141,13 @@ export class RevisionImages {
       const buildId = startBuildAttempt(options);
       const installs = options.dockerfile.lockInstall !== null || options.dockerfile.customInstall !== null || python !== null;
       const { cgroup, egress } = await this.confineBuild(buildId, installs, options.onOutput);
-      fs.writeFileSync(
-        path.join(context, 'graphx', 'build.env'),
-        buildEnvFile(options.secrets) + egress.envLines + buildIdLine(buildId),
-        { mode: 0o644 },
-      );
       let image: ImageInfo;
       try {
+        fs.writeFileSync(
+          path.join(context, 'graphx', 'build.env'),
+          buildEnvFile(options.secrets) + egress.envLines + buildIdLine(buildId),
+          { mode: 0o644 },
+        );
         image = await this.buildInContext(context, options, cgroup, egress);
       } finally {
         await egress.close();
@@ -179,10 +179,16 @@ export class RevisionImages {
             release: () => {},
           };
     if (cgroup.unavailable) onOutput?.(`No process limit on this build: ${cgroup.unavailable}.`);
-    const egress: BuildEgress =
-      installs && host.podman && host.cgroupDriver === 'cgroupfs'
-        ? await openBuildEgress(this.limits.registryHosts)
-        : { namespacePath: null, envLines: '', unavailable: 'the engine is not podman on this host', close: async () => {} };
+    let egress: BuildEgress;
+    try {
+      egress =
+        installs && host.podman && host.cgroupDriver === 'cgroupfs'
+          ? await openBuildEgress(this.limits.registryHosts)
+          : { namespacePath: null, envLines: '', unavailable: 'the engine is not podman on this host', close: async () => {} };
+    } catch (error) {
+      cgroup.release(); // The build never starts: its cgroup must not outlive this attempt.
+      throw error;
+    }
     if (installs && egress.unavailable) {
       onOutput?.(`The dependency install uses the engine's bridge, not only the registries: ${egress.unavailable}.`);
     }
