@@ -80,6 +80,32 @@ export interface RunningRuntime {
   url: string;
   port: number;
   stop: () => Promise<void>;
+  /**
+   * Settles when a part the runtime cannot serve without has gone by itself (the Python executor killed by the OOM
+   * killer or crashed): the process should stop and exit with `exitCode` so that its runner replaces it.
+   */
+  lost: Promise<RuntimeLoss>;
+}
+
+/** Why a runtime can no longer serve, and the exit code that says so (128 + signal, as a shell reports a kill). */
+export interface RuntimeLoss {
+  reason: string;
+  exitCode: number;
+}
+
+/** What the executor's end means for the instance, in the words its app log shows. */
+function executorLoss(code: number | null, signal: NodeJS.Signals | null): RuntimeLoss {
+  if (signal) {
+    const cause = signal === 'SIGKILL' ? ': out of memory, unless someone killed it' : '';
+    return {
+      reason: `the Python executor was killed (${signal})${cause}; the runtime stops so that the instance is replaced`,
+      exitCode: 128 + (os.constants.signals[signal] ?? 0),
+    };
+  }
+  return {
+    reason: `the Python executor exited (code ${code}); the runtime stops so that the instance is replaced`,
+    exitCode: code || 1,
+  };
 }
 
 const DRAIN_TIMEOUT_MS = 30_000;
@@ -324,5 +350,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       if (failures.length > 0) throw failures[0];
     })());
 
-  return { url: `http://${options.host}:${port}`, port, stop };
+  const lost = new Promise<RuntimeLoss>((resolve) =>
+    python?.onUnexpectedExit((code, signal) => resolve(executorLoss(code, signal))),
+  );
+  return { url: `http://${options.host}:${port}`, port, stop, lost };
 }
