@@ -20,6 +20,7 @@ import { httpMetricsMiddleware } from '@graphx/kit/http/metrics';
 import { requestLogMiddleware } from '@graphx/kit/http/requestLog';
 import { logger } from '@graphx/kit/logger';
 import { applyAppEnv, loadAppConfig } from './appConfig';
+import { executorLoss, type RuntimeLoss } from './runtimeLoss';
 import { authMiddleware } from './auth/authMiddleware';
 import { ControlPlaneClient } from './controlPlaneClient';
 import { BackgroundRuns } from './execution/backgroundRuns';
@@ -85,27 +86,6 @@ export interface RunningRuntime {
    * killer or crashed): the process should stop and exit with `exitCode` so that its runner replaces it.
    */
   lost: Promise<RuntimeLoss>;
-}
-
-/** Why a runtime can no longer serve, and the exit code that says so (128 + signal, as a shell reports a kill). */
-export interface RuntimeLoss {
-  reason: string;
-  exitCode: number;
-}
-
-/** What the executor's end means for the instance, in the words its app log shows. */
-function executorLoss(code: number | null, signal: NodeJS.Signals | null): RuntimeLoss {
-  if (signal) {
-    const cause = signal === 'SIGKILL' ? ': out of memory, unless someone killed it' : '';
-    return {
-      reason: `the Python executor was killed (${signal})${cause}; the runtime stops so that the instance is replaced`,
-      exitCode: 128 + (os.constants.signals[signal] ?? 0),
-    };
-  }
-  return {
-    reason: `the Python executor exited (code ${code}); the runtime stops so that the instance is replaced`,
-    exitCode: code || 1,
-  };
 }
 
 const DRAIN_TIMEOUT_MS = 30_000;
