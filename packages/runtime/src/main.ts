@@ -12,7 +12,7 @@ import { startRuntime, type RunningRuntime } from './server';
 import { runtimeSettingsFromEnv, runtimeWorkersFromEnv } from './settings';
 import { servesHere, superviseWorkers } from './workers';
 
-/** Stops on SIGTERM/SIGINT: stop accepting, let streams finish, write run records, exit 0. */
+/** Stops on SIGTERM/SIGINT (stop accepting, let streams finish, write run records, exit 0) or when a part is lost. */
 function stopOnSignals(runtime: RunningRuntime, after?: () => Promise<void>): void {
   let stopping = false;
   const onSignal = (signal: string) => {
@@ -32,6 +32,18 @@ function stopOnSignals(runtime: RunningRuntime, after?: () => Promise<void>): vo
   };
   process.once('SIGTERM', () => onSignal('SIGTERM'));
   process.once('SIGINT', () => onSignal('SIGINT'));
+  // A lost part (the Python executor killed): stop as on a signal, but exit with the loss's code so the runner (or the
+  // worker supervisor) starts a replacement instead of keeping a server whose Python graphs all fail.
+  void runtime.lost.then((loss) => {
+    if (stopping) return;
+    stopping = true;
+    logger.fatal({ exitCode: loss.exitCode }, loss.reason);
+    void runtime
+      .stop()
+      .then(() => after?.())
+      .catch((error: unknown) => logger.error({ err: error }, 'runtime did not stop cleanly'))
+      .finally(() => process.exit(loss.exitCode));
+  });
 }
 
 /** `graphx runtime`: serves the application a rollout built, configured by the environment. */

@@ -20,6 +20,7 @@ import { httpMetricsMiddleware } from '@graphx/kit/http/metrics';
 import { requestLogMiddleware } from '@graphx/kit/http/requestLog';
 import { logger } from '@graphx/kit/logger';
 import { applyAppEnv, loadAppConfig } from './appConfig';
+import { executorLoss, type RuntimeLoss } from './runtimeLoss';
 import { authMiddleware } from './auth/authMiddleware';
 import { ControlPlaneClient } from './controlPlaneClient';
 import { BackgroundRuns } from './execution/backgroundRuns';
@@ -80,6 +81,11 @@ export interface RunningRuntime {
   url: string;
   port: number;
   stop: () => Promise<void>;
+  /**
+   * Settles when a part the runtime cannot serve without has gone by itself (the Python executor killed by the OOM
+   * killer or crashed): the process should stop and exit with `exitCode` so that its runner replaces it.
+   */
+  lost: Promise<RuntimeLoss>;
 }
 
 const DRAIN_TIMEOUT_MS = 30_000;
@@ -324,5 +330,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       if (failures.length > 0) throw failures[0];
     })());
 
-  return { url: `http://${options.host}:${port}`, port, stop };
+  const lost = new Promise<RuntimeLoss>((resolve) =>
+    python?.onUnexpectedExit((code, signal) => resolve(executorLoss(code, signal))),
+  );
+  return { url: `http://${options.host}:${port}`, port, stop, lost };
 }

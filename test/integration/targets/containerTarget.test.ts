@@ -17,6 +17,9 @@ import {
 import { deploymentDatabaseName, ensureDeploymentDatabase } from '../../../src/pipeline/deploymentDatabase';
 import { loadRevisionSpec } from '../../../src/pipeline/revisionSpec';
 import { InstanceStore } from '../../../src/db/repositories/instances';
+import { pythonConfigOf, type PythonConfig } from '@graphx/contract/pythonConfig';
+import { RUNTIME_UID } from '@graphx/contract/image';
+import { pythonLayerLines, stagePythonInputs } from '../../../src/containers/pythonLayer';
 import { describeWithEngine, startTestEngine, type TestEngine } from '../../support/containerEngine';
 import { ensureTestRuntimeImage, IMAGE_BUILD_HOOK_MS } from '../../support/runtimeImage';
 import { testConfig, testDb, testEnv, testSecretBox, testTemporalClient } from '../../support/env';
@@ -25,36 +28,50 @@ import { createDeployment, type RevisionOptions } from '../activities/pipelineFi
 // The first run on a machine builds the offline base and the runtime image.
 jest.setTimeout(300_000);
 
-const FIXTURE = path.join(__dirname, '..', '..', 'fixtures', 'apps', 'hostile-tenant');
+const FIXTURES = path.join(__dirname, '..', '..', 'fixtures', 'apps');
 
-/** The fixture repo on the runtime image: the runtime serving its graph, or (secret PROBES=1) its probe server. */
-async function ensureFixtureImage(test: TestEngine): Promise<string> {
+/** The languages a tenant's app is written in: the hostile app of each, and how its probes are put on the image. */
+type Language = 'javascript' | 'python';
+
+/**
+ * A fixture repo on the runtime image. JavaScript: the runtime serving its graph, or (secret PROBES=1) the probe server
+ * of `hostile-tenant`. Python: the runtime serving `hostile-tenant-py`'s graph from the Python executor, in the app's
+ * environment made by the very layer a revision image gets (`pythonLayerLines`; the build's own network here).
+ */
+async function ensureFixtureImage(test: TestEngine, language: Language = 'javascript'): Promise<string> {
   const runtime = await ensureTestRuntimeImage(test.engine);
+  const fixture = path.join(FIXTURES, language === 'python' ? 'hostile-tenant-py' : 'hostile-tenant');
   // How the image is put together counts too (this function's own text), not only the fixture's files.
   const fixtureHash = crypto.createHash('sha256').update(ensureFixtureImage.toString());
-  for (const file of fs.readdirSync(FIXTURE, { recursive: true, encoding: 'utf8' }).sort()) {
-    const full = path.join(FIXTURE, file);
+  for (const file of fs.readdirSync(fixture, { recursive: true, encoding: 'utf8' }).sort()) {
+    const full = path.join(fixture, file);
     if (fs.statSync(full).isFile()) fixtureHash.update(file).update(fs.readFileSync(full));
   }
-  const ref = `localhost/graphx-test-hostile:${runtime.contentHash.slice(0, 12)}-${fixtureHash.digest('hex').slice(0, 12)}`;
+  const ref = `localhost/graphx-test-hostile-${language}:${runtime.contentHash.slice(0, 12)}-${fixtureHash.digest('hex').slice(0, 12)}`;
   if (await test.engine.inspectImage(ref)) return ref;
   const context = fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-hostile-'));
   try {
-    fs.cpSync(FIXTURE, path.join(context, 'app'), { recursive: true });
-    // What an install step would put in the repository's node_modules: the packages its graph imports.
-    const projectRoot = path.join(__dirname, '..', '..', '..');
-    for (const dir of packageClosure(projectRoot, ['@langchain/langgraph', '@langchain/core'])) {
-      fs.cpSync(path.join(projectRoot, dir), path.join(context, 'app', dir), { recursive: true, dereference: true });
-    }
-    fs.writeFileSync(
-      path.join(context, 'Dockerfile'),
-      [
-        `FROM ${runtime.ref}`,
+    fs.cpSync(fixture, path.join(context, 'app'), { recursive: true });
+    let lines: string[];
+    if (language === 'python') {
+      const python = pythonConfigOf(JSON.parse(fs.readFileSync(path.join(fixture, 'graphx.json'), 'utf8')), [
+        { language: 'python' },
+      ]) as PythonConfig;
+      stagePythonInputs(context, path.join(context, 'app'), python);
+      const run = (command: string) => `RUN ${JSON.stringify(['/bin/sh', '-c', command])}`;
+      lines = [...pythonLayerLines(python, `${RUNTIME_UID}:${RUNTIME_UID}`, run), 'COPY app /app'];
+    } else {
+      // What an install step would put in the repository's node_modules: the packages its graph imports.
+      const projectRoot = path.join(__dirname, '..', '..', '..');
+      for (const dir of packageClosure(projectRoot, ['@langchain/langgraph', '@langchain/core'])) {
+        fs.cpSync(path.join(projectRoot, dir), path.join(context, 'app', dir), { recursive: true, dereference: true });
+      }
+      lines = [
         'COPY app /app',
         'CMD ["sh", "-c", "if [ \\"$PROBES\\" = 1 ]; then exec node /app/probes.mjs; else exec node /opt/graphx/bin/graphx.js runtime; fi"]',
-        '',
-      ].join('\n'),
-    );
+      ];
+    }
+    fs.writeFileSync(path.join(context, 'Dockerfile'), [`FROM ${runtime.ref}`, ...lines, ''].join('\n'));
     await test.engine.buildImage({ contextDir: context, tag: ref });
     return ref;
   } finally {
@@ -115,10 +132,10 @@ describeWithEngine('ContainerTarget (real podman, real PostgreSQL, runtime image
     await db.destroy();
   });
 
-  const deploy = async (options: RevisionOptions) => {
+  const deploy = async (options: RevisionOptions, imageRef = image) => {
     const deployment = await createDeployment(db, secretBox, options);
     await ensureDeploymentDatabase(db, secretBox, deployment.deploymentId);
-    await db('revisions').where({ id: deployment.revisionId }).update({ image_ref: image });
+    await db('revisions').where({ id: deployment.revisionId }).update({ image_ref: imageRef });
     const url = await target.rollout(await loadRevisionSpec(db, secretBox, deployment.revisionId));
     return { ...deployment, url };
   };
@@ -200,19 +217,50 @@ describeWithEngine('ContainerTarget (real podman, real PostgreSQL, runtime image
     });
   });
 
-  describe('a hostile tenant app (probes), each attempt denied or contained', () => {
+  // The same doors for an app in either language. A Python app's probes are its graph's node, run in the Python executor
+  // the runtime starts (a child of the server in the same container) and asked for through /runs/wait; Node and the
+  // executor together idle at ~175 MB (decisions.md, "Python graphs"), hence its larger memory limit.
+  describe.each([
+    { language: 'javascript' as const, memoryLimitMb: 128 },
+    { language: 'python' as const, memoryLimitMb: 512 },
+  ])('a hostile tenant app in $language (probes), each attempt denied or contained', ({ language, memoryLimitMb }) => {
     let app: Awaited<ReturnType<typeof deploy>>;
     let other: Awaited<ReturnType<typeof deploy>>;
+    type ProbeResult = { reached: boolean; detail: unknown };
+    /** One attempt: the probe's result, or null when none came back (its process was killed on the way). */
+    const attempt = async (name: string, query: Record<string, string> = {}) => {
+      // POST for JavaScript's memory probe: the gateway retries an idempotent request cut by the kill on the
+      // replacement, which would die too (a Python probe is a POST /runs/wait anyway).
+      const request =
+        language === 'javascript'
+          ? fetch(`${app.url}/probe/${name}?${new URLSearchParams(query).toString()}`, {
+              method: name === 'memory' ? 'POST' : 'GET',
+            })
+          : fetch(`${app.url}/runs/wait`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', 'x-api-key': app.apiKey },
+              body: JSON.stringify({ assistant_id: 'probes', input: { probe: name, params: query } }),
+            });
+      const response = await request.catch((error: Error) => ({ status: 0, text: async () => error.message }));
+      const body = await response.text();
+      if (response.status !== 200) return { status: response.status, body, result: null };
+      const parsed = JSON.parse(body) as ProbeResult & { result?: ProbeResult };
+      return { status: response.status, body, result: language === 'javascript' ? parsed : (parsed.result ?? null) };
+    };
     const probe = async (name: string, query: Record<string, string> = {}) => {
-      const response = await fetch(`${app.url}/probe/${name}?${new URLSearchParams(query).toString()}`);
-      expect(response.status).toBe(200);
-      return (await response.json()) as { reached: boolean; detail: unknown };
+      const answer = await attempt(name, query);
+      if (!answer.result) throw new Error(`probe ${name} gave no result: ${answer.status} ${answer.body.slice(0, 500)}`);
+      return answer.result;
     };
 
     beforeAll(async () => {
-      const options = { secrets: [{ name: 'PROBES', value: '1' }], resourceSpec: { memory_limit_mb: 128 } };
-      [app, other] = await Promise.all([deploy(options), deploy(options)]);
-    });
+      const imageRef = await ensureFixtureImage(test, language);
+      const options = {
+        secrets: language === 'javascript' ? [{ name: 'PROBES', value: '1' }] : [],
+        resourceSpec: { memory_limit_mb: memoryLimitMb },
+      };
+      [app, other] = await Promise.all([deploy(options, imageRef), deploy(options, imageRef)]);
+    }, IMAGE_BUILD_HOOK_MS);
 
     it('cannot read the data dir secret-key and api-key', async () => {
       expect(await probe('secret-files', { dataDir: config.dataDir })).toMatchObject({ reached: false });
@@ -290,13 +338,12 @@ describeWithEngine('ContainerTarget (real podman, real PostgreSQL, runtime image
       expect(result.reached).toBe(false);
       expect(result.detail.started).toBeLessThan(PIDS_LIMIT);
       expect(await answers(`${app.url}/ok`)).toBe(true);
+      expect(await probe('write-outside')).toMatchObject({ reached: false });
     });
 
     it('allocating past memory_limit_mb is an OOM kill, visible in the app logs, and the instance is replaced', async () => {
       const [before] = await new InstanceStore(db).live(app.deploymentId);
-      // POST: the gateway retries an idempotent request cut by the kill on the replacement, which would die too.
-      const allocate = fetch(`${app.url}/probe/memory`, { method: 'POST' }).then((response) => response.status);
-      await expect(allocate).resolves.not.toBe(200);
+      expect((await attempt('memory')).result).toBeNull();
       await waitUntil(async () =>
         (await db('app_logs').where({ deployment_id: app.deploymentId }).pluck('message')).some((m) =>
           m.includes('out of memory'),
@@ -311,6 +358,7 @@ describeWithEngine('ContainerTarget (real podman, real PostgreSQL, runtime image
         return live.length === 1 && live[0]?.id !== before?.id && live[0]?.status === 'serving';
       });
       expect(await answers(`${app.url}/ok`)).toBe(true);
+      expect(await probe('write-outside')).toMatchObject({ reached: false });
     });
   });
 });

@@ -57,6 +57,7 @@ export class PythonExecutor {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private exited: Error | null = null;
+  private readonly lostListeners: Array<(code: number | null, signal: NodeJS.Signals | null) => void> = [];
 
   private constructor(
     private readonly child: ChildProcess,
@@ -68,7 +69,9 @@ export class PythonExecutor {
       this.exited = new Error(`the Python executor exited (${signal ?? `code ${code}`})`);
       for (const call of this.pending.values()) call.reject(this.exited);
       this.pending.clear();
-      if (!this.closing) logger.error({ code, signal }, 'the Python executor exited');
+      if (this.closing) return;
+      logger.error({ code, signal }, 'the Python executor exited');
+      for (const listener of this.lostListeners) listener(code, signal);
     });
   }
 
@@ -100,6 +103,14 @@ export class PythonExecutor {
       stdio: ['ignore', 'inherit', 'inherit', 'pipe'],
     });
     return new PythonExecutor(child, child.stdio[3] as Socket, options.serverMethods);
+  }
+
+  /**
+   * Hears the executor end when nobody closed it (killed by the kernel's OOM killer, a crash): every later call of a
+   * Python graph would fail while the server still answers /ok, so the server must go and be replaced.
+   */
+  onUnexpectedExit(listener: (code: number | null, signal: NodeJS.Signals | null) => void): void {
+    this.lostListeners.push(listener);
   }
 
   get pid(): number | undefined {

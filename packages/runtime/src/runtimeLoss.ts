@@ -1,0 +1,26 @@
+/**
+ * What the runtime cannot serve without, gone: the process must stop and exit so that whatever runs it (a runner, the
+ * worker supervisor) starts a replacement.
+ */
+import os from 'node:os';
+
+/** Why a runtime can no longer serve, and the exit code that says so (128 + signal, as a shell reports a kill). */
+export interface RuntimeLoss {
+  reason: string;
+  exitCode: number;
+}
+
+/** What the executor's end means for the instance, in the words its app log shows. */
+export function executorLoss(code: number | null, signal: NodeJS.Signals | null): RuntimeLoss {
+  if (signal) {
+    const cause = signal === 'SIGKILL' ? ': out of memory, unless someone killed it' : '';
+    return {
+      reason: `the Python executor was killed (${signal})${cause}; the runtime stops so that the instance is replaced`,
+      exitCode: 128 + (os.constants.signals[signal] ?? 0),
+    };
+  }
+  return {
+    reason: `the Python executor exited (code ${code}); the runtime stops so that the instance is replaced`,
+    exitCode: code || 1,
+  };
+}
