@@ -25,14 +25,14 @@ from langchain_core.language_models._compat_bridge import message_to_events
 from langchain_core.messages import AIMessageChunk, BaseMessage, ToolMessage
 from langgraph.pregel import Pregel
 from langgraph.stream._types import StreamTransformer
-from langgraph.stream.transformers import CustomTransformer, UpdatesTransformer
 
 
-class _CheckpointsMode(StreamTransformer):
-    """Asks the graph for the `checkpoints` stream mode (v3 streams only the modes its transformers require);
-    the events themselves stay in the main log and become envelopes below."""
+class _MoreModes(StreamTransformer):
+    """Asks the graph for the modes LangGraph.js's v3 streams beyond Python's defaults (values, messages, tasks):
+    v3 streams only the modes its transformers require. Their events stay in the main log and are converted below
+    (LangGraph's own transformers for these modes would also keep them in projections nobody reads)."""
 
-    required_stream_modes = ("checkpoints",)
+    required_stream_modes = ("updates", "custom", "checkpoints", "tools")
 
     def init(self) -> dict[str, Any]:
         return {}
@@ -41,9 +41,7 @@ class _CheckpointsMode(StreamTransformer):
         return True
 
 
-# The modes LangGraph.js's v3 streams beyond Python's defaults (values, messages, tasks): updates, custom, checkpoints.
-# Python has no `tools` mode (tool events are LangGraph.js's own callback handler).
-_TRANSFORMERS = [UpdatesTransformer, CustomTransformer, _CheckpointsMode]
+_TRANSFORMERS = [_MoreModes]
 
 
 async def protocol_events(graph: Pregel, graph_input: Any, config: dict[str, Any], **kwargs: Any) -> AsyncIterator[dict]:
@@ -53,21 +51,20 @@ async def protocol_events(graph: Pregel, graph_input: Any, config: dict[str, Any
     # comes first, as in LangGraph.js; without a checkpointer there is none to wait for.
     pairs = graph.checkpointer not in (None, False)
     held: dict[str, Any] | None = None
+    graph_names: dict[tuple, str] = {}
     async with run:
         async for event in run:
-            for converted in _convert(event["method"], event["params"]):
-                method, namespace = converted["method"], converted["params"]["namespace"]
+            for converted in _convert(event["method"], event["params"], graph_names):
                 if held is not None:
-                    if method == "checkpoints" and namespace == held["params"]["namespace"]:
+                    if converted["method"] == "checkpoints" and converted["params"]["namespace"] == held["params"]["namespace"]:
                         yield converted
-                        converted = held
-                    else:
                         yield held
-                    held = None
-                    if converted["method"] == "values":
-                        yield converted
+                        held = None
                         continue
-                if pairs and method == "values" and "__interrupt__" not in converted["params"]["data"]:
+                    yield held
+                    held = None
+                data = converted["params"]["data"]
+                if pairs and converted["method"] == "values" and not (isinstance(data, dict) and "__interrupt__" in data):
                     held = converted
                 else:
                     yield converted
@@ -87,7 +84,7 @@ def _interrupt(item: Any) -> dict[str, Any]:
     return {"id": getattr(item, "id", None), "value": getattr(item, "value", item)}
 
 
-def _convert(method: str, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def _convert(method: str, params: dict[str, Any], graph_names: dict[tuple, str]) -> Iterator[dict[str, Any]]:
     namespace, timestamp, data = list(params["namespace"]), params["timestamp"], params["data"]
     if method == "messages":
         yield from _messages(namespace, timestamp, data)
@@ -105,7 +102,12 @@ def _convert(method: str, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
             yield _event("updates", namespace, timestamp, {"node": node, "values": values}, node)
     elif method == "lifecycle" and isinstance(data, dict) and "namespace" in data:
         inner = {key: value for key, value in data.items() if key != "namespace"}
-        yield _event("lifecycle", list(data["namespace"]), timestamp, inner)
+        subgraph = tuple(data["namespace"])
+        if "graph_name" in inner:
+            graph_names[subgraph] = inner["graph_name"]
+        elif subgraph in graph_names:  # Python names the graph when it starts; JS at every lifecycle event
+            inner["graph_name"] = graph_names[subgraph]
+        yield _event("lifecycle", list(subgraph), timestamp, inner)
     elif method == "custom":
         wrapped = data if isinstance(data, dict) and "name" in data else {"payload": data}
         yield _event("custom", namespace, timestamp, wrapped)

@@ -95,7 +95,7 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
     const frames = await events(
       instance(0).url,
       threadId,
-      { channels: ['values', 'messages', 'lifecycle', 'input'] },
+      { channels: ['values', 'messages', 'lifecycle', 'input', 'updates', 'checkpoints'] },
       rootEnd,
       async () => {
         started = await command(instance(0).url, threadId, 1, 'run.start', {
@@ -124,13 +124,41 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
       ['human', 'hello'],
       ['ai', 'You said: hello.'],
     ]);
+    // The run's frames, in the same order and shapes whatever the graph's language: each step's checkpoint envelope
+    // before its values, a node's update as {node, values}, tokens with the node and the chat model's run id.
+    expect(
+      list.filter((event) => event.method !== 'messages' && event.params.namespace.length === 0).map((event) => event.method),
+    ).toEqual(['lifecycle', 'checkpoints', 'values', 'updates', 'checkpoints', 'values', 'lifecycle']);
+    const [firstCheckpoint, secondCheckpoint] = list.filter((event) => event.method === 'checkpoints');
+    expect(firstCheckpoint!.params.data).toEqual({
+      id: expect.any(String),
+      parent_id: expect.any(String),
+      step: 0,
+      source: 'loop',
+    });
+    expect(secondCheckpoint!.params.data).toEqual({
+      id: expect.any(String),
+      parent_id: firstCheckpoint!.params.data.id,
+      step: 1,
+      source: 'loop',
+    });
+    const update = list.find((event) => event.method === 'updates')!;
+    expect(update.params).toMatchObject({ node: 'respond', data: { messages: [{ type: 'ai' }] } });
+    expect(contentText(update.params.data.messages[0])).toBe('You said: hello.');
+    const tokens = list.filter((event) => event.method === 'messages');
+    expect(tokens[0]!.params.data).toMatchObject({ event: 'message-start', id: expect.any(String) });
+    expect(tokens.at(-1)!.params.data).toMatchObject({ event: 'message-finish' });
+    for (const token of tokens) {
+      expect(token.params.node).toBe('respond');
+      expect(token.params.data.run_id).toEqual(tokens[0]!.params.data.run_id);
+    }
 
     // `since` resumes after an event: only the later ones come again, on the other instance too.
     const cut = list[2]!.seq;
     const resumed = await events(
       instance(1).url,
       threadId,
-      { channels: ['values', 'messages', 'lifecycle', 'input'], since: cut },
+      { channels: ['values', 'messages', 'lifecycle', 'input', 'updates', 'checkpoints'], since: cut },
       rootEnd,
     );
     expect(resumed.map((frame) => frame.data.seq)).toEqual(list.filter((event) => event.seq > cut).map((event) => event.seq));
