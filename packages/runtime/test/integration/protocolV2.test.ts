@@ -297,4 +297,14 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
     expect(await next((message) => message.type === 'error' && message.id === null)).toMatchObject({ error: 'invalid_argument' });
     socket.close();
   });
+
+  // Last: it stops the second instance (the suite's end stops it again, which is then a no-op).
+  test('a stopping instance closes its open protocol sockets with 1012 and exits', async () => {
+    const socket = new WebSocket(`${instance(1).url.replace('http', 'ws')}/threads/${crypto.randomUUID()}/stream/events`);
+    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    const closed = new Promise<number>((resolve) => socket.once('close', (code) => resolve(code)));
+    const exited = instance(1).stop();
+    expect(await closed).toBe(1012);
+    expect(await exited).toBe(0);
+  }, 20_000);
 });
