@@ -15,6 +15,12 @@ events, and what is done here (docs/decisions.md, "Protocol v2 for Python graphs
 - `checkpoints`: JS sends an envelope `{id, parent_id, step, source}` before each step's values; Python's
   `checkpoints` mode gives the whole snapshot after them (and one for the input), from which the envelope is made
   and put first.
+- `updates`, `custom`, `checkpoints` and `tools` are streamed only when a transformer asks for them (`_MoreModes`);
+  `tools` events are already the protocol's (`tool-started`, …) in both.
+
+Kept as Python's LangGraph gives them (and so as the Python Agent Server would): a node's tokens and tool events in
+the namespace of the graph that runs the node (LangGraph.js puts them in the node's task namespace `node:<task id>`,
+with a lifecycle of its own), and no `tasks` events (Python folds them into the lifecycle).
 """
 
 from __future__ import annotations
@@ -44,7 +50,9 @@ class _MoreModes(StreamTransformer):
 _TRANSFORMERS = [_MoreModes]
 
 
-async def protocol_events(graph: Pregel, graph_input: Any, config: dict[str, Any], **kwargs: Any) -> AsyncIterator[dict]:
+async def protocol_events(
+    graph: Pregel, graph_input: Any, config: dict[str, Any], **kwargs: Any
+) -> AsyncIterator[dict[str, Any]]:
     """The run's protocol events (`{method, params}`) in LangGraph.js's shapes."""
     run = await graph.astream_events(graph_input, config, version="v3", transformers=_TRANSFORMERS, **kwargs)
     # A step's values wait for the checkpoint Python emits right after them (in the same tick), so the checkpoint
@@ -56,15 +64,15 @@ async def protocol_events(graph: Pregel, graph_input: Any, config: dict[str, Any
         async for event in run:
             for converted in _convert(event["method"], event["params"], graph_names):
                 if held is not None:
-                    if converted["method"] == "checkpoints" and converted["params"]["namespace"] == held["params"]["namespace"]:
+                    namespace = converted["params"]["namespace"]
+                    if converted["method"] == "checkpoints" and namespace == held["params"]["namespace"]:
                         yield converted
                         yield held
                         held = None
                         continue
                     yield held
                     held = None
-                data = converted["params"]["data"]
-                if pairs and converted["method"] == "values" and not (isinstance(data, dict) and "__interrupt__" in data):
+                if pairs and converted["method"] == "values" and not _at_interrupt(converted["params"]["data"]):
                     held = converted
                 else:
                     yield converted
@@ -78,6 +86,10 @@ def _event(method: str, namespace: list[str], timestamp: int, data: Any, node: s
         params["node"] = node
     params["data"] = data
     return {"type": "event", "method": method, "params": params}
+
+
+def _at_interrupt(values: Any) -> bool:
+    return isinstance(values, dict) and "__interrupt__" in values
 
 
 def _interrupt(item: Any) -> dict[str, Any]:
@@ -112,9 +124,9 @@ def _convert(method: str, params: dict[str, Any], graph_names: dict[tuple, str])
         wrapped = data if isinstance(data, dict) and "name" in data else {"payload": data}
         yield _event("custom", namespace, timestamp, wrapped)
     elif method == "checkpoints":
-        envelope = _envelope(data)
-        if envelope.get("source") != "input":  # the input's checkpoint has no values of its own: JS sends none
-            yield _event("checkpoints", namespace, timestamp, envelope)
+        # The input's checkpoint has no values of its own: JS sends none.
+        if isinstance(data, dict) and (data.get("metadata") or {}).get("source") != "input":
+            yield _event("checkpoints", namespace, timestamp, _envelope(data))
     else:
         yield _event(method, namespace, timestamp, data, params.get("node"))
 
@@ -137,10 +149,8 @@ def _messages(namespace: list[str], timestamp: int, data: Any) -> Iterator[dict[
         yield _event("messages", namespace, timestamp, event, node)
 
 
-def _envelope(snapshot: Any) -> dict[str, Any]:
+def _envelope(snapshot: dict[str, Any]) -> dict[str, Any]:
     """A `checkpoints` snapshot as LangGraph.js's v3 envelope: `{id, parent_id, step, source}`."""
-    if not isinstance(snapshot, dict):
-        return snapshot
     configurable = (snapshot.get("config") or {}).get("configurable") or {}
     parent = ((snapshot.get("parent_config") or {}).get("configurable") or {}).get("checkpoint_id")
     metadata = snapshot.get("metadata") or {}
