@@ -298,6 +298,36 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
     socket.close();
   });
 
+  test('a tool-calling graph streams its tool call on tools, its progress on custom and its whole messages as message events', async () => {
+    const threadId = crypto.randomUUID();
+    const frames = await events(
+      instance(0).url,
+      threadId,
+      { channels: ['values', 'messages', 'lifecycle', 'tools', 'custom'] },
+      rootEnd,
+      async () => {
+        await command(instance(0).url, threadId, 1, 'run.start', {
+          assistant_id: 'tools',
+          input: { messages: [{ role: 'user', content: 'add 1 and 2' }] },
+        });
+      },
+    );
+    const list = frames.map((frame) => frame.data);
+    expect(list.at(-1)).toMatchObject({ method: 'lifecycle', params: { namespace: [], data: { event: 'completed' } } });
+    const toolEvents = list.filter((event) => event.method === 'tools').map((event) => event.params.data);
+    expect(toolEvents).toMatchObject([
+      { event: 'tool-started', tool_call_id: 'call-1', tool_name: 'add' },
+      { event: 'tool-finished', tool_call_id: 'call-1' },
+    ]);
+    expect(list.filter((event) => event.method === 'custom').map((event) => event.params.data)).toEqual([
+      { name: 'progress', step: 'calling add' },
+    ]);
+    // The agent's answers are whole messages (no model streams them): each comes as its message events.
+    expect(text(list)).toBe('The sum is 3.');
+    const lastValues = list.filter((event) => event.method === 'values' && event.params.namespace.length === 0).at(-1)!;
+    expect(lastValues.params.data.messages.map((message: any) => message.type)).toEqual(['human', 'ai', 'tool', 'ai']);
+  });
+
   // Last: it stops the second instance (the suite's end stops it again, which is then a no-op).
   test('a stopping instance closes its open protocol sockets with 1012 and exits', async () => {
     const socket = new WebSocket(`${instance(1).url.replace('http', 'ws')}/threads/${crypto.randomUUID()}/stream/events`);
