@@ -25,12 +25,17 @@ with a lifecycle of its own), and no `tasks` events (Python folds them into the 
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, AsyncIterator, Iterator
 
 from langchain_core.language_models._compat_bridge import message_to_events
 from langchain_core.messages import AIMessageChunk, BaseMessage, ToolMessage
 from langgraph.pregel import Pregel
 from langgraph.stream._types import StreamTransformer
+
+
+# The server chose the v3 stream, not the app: its "experimental" warning is no news for the app's log.
+warnings.filterwarnings("ignore", message="The v3 streaming protocol on Pregel is experimental")
 
 
 class _MoreModes(StreamTransformer):
