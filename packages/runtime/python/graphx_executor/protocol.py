@@ -18,14 +18,17 @@ events, and what is done here (docs/decisions.md, "Protocol v2 for Python graphs
 - `updates`, `custom`, `checkpoints` and `tools` are streamed only when a transformer asks for them (`_MoreModes`);
   `tools` events are already the protocol's (`tool-started`, …) in both.
 
+- `tasks`: Python's lifecycle transformer takes them out of the main log; they are put back where they were.
+
 Kept as Python's LangGraph gives them (and so as the Python Agent Server would): a node's tokens and tool events in
 the namespace of the graph that runs the node (LangGraph.js puts them in the node's task namespace `node:<task id>`,
-with a lifecycle of its own), and no `tasks` events (Python folds them into the lifecycle).
+with a lifecycle of its own).
 """
 
 from __future__ import annotations
 
 import warnings
+from collections import deque
 from typing import Any, AsyncIterator, Iterator
 
 from langchain_core.language_models._compat_bridge import message_to_events
@@ -41,32 +44,40 @@ warnings.filterwarnings("ignore", message="The v3 streaming protocol on Pregel i
 class _MoreModes(StreamTransformer):
     """Asks the graph for the modes LangGraph.js's v3 streams beyond Python's defaults (values, messages, tasks):
     v3 streams only the modes its transformers require. Their events stay in the main log and are converted below
-    (LangGraph's own transformers for these modes would also keep them in projections nobody reads)."""
+    (LangGraph's own transformers for these modes would also keep them in projections nobody reads). Python's
+    lifecycle transformer takes `tasks` events out of the main log; the root's copy of this one sets them aside in
+    `tasks`, to be sent where they were: the main log is pumped only when empty, so a task event set aside comes
+    before the next event read from it."""
 
     required_stream_modes = ("updates", "custom", "checkpoints", "tools")
+
+    def __init__(self, scope: tuple[str, ...], tasks: deque[dict[str, Any]]) -> None:
+        super().__init__(scope)
+        self._tasks = tasks if scope == () else None  # subgraph handles' muxes see the same events again
 
     def init(self) -> dict[str, Any]:
         return {}
 
     def process(self, event: Any) -> bool:
+        if self._tasks is not None and event["method"] == "tasks":
+            self._tasks.append(event)
         return True
-
-
-_TRANSFORMERS = [_MoreModes]
 
 
 async def protocol_events(
     graph: Pregel, graph_input: Any, config: dict[str, Any], **kwargs: Any
 ) -> AsyncIterator[dict[str, Any]]:
     """The run's protocol events (`{method, params}`) in LangGraph.js's shapes."""
-    run = await graph.astream_events(graph_input, config, version="v3", transformers=_TRANSFORMERS, **kwargs)
+    tasks: deque[dict[str, Any]] = deque()
+    transformers = [lambda scope: _MoreModes(scope, tasks)]
+    run = await graph.astream_events(graph_input, config, version="v3", transformers=transformers, **kwargs)
     # A step's values wait for the checkpoint Python emits right after them (in the same tick), so the checkpoint
     # comes first, as in LangGraph.js; without a checkpointer there is none to wait for.
     pairs = graph.checkpointer not in (None, False)
     held: dict[str, Any] | None = None
     graph_names: dict[tuple, str] = {}
     async with run:
-        async for event in run:
+        async for event in _with_tasks(run, tasks):
             for converted in _convert(event["method"], event["params"], graph_names):
                 if held is not None:
                     namespace = converted["params"]["namespace"]
@@ -83,6 +94,16 @@ async def protocol_events(
                     yield converted
         if held is not None:
             yield held
+
+
+async def _with_tasks(run: AsyncIterator[dict[str, Any]], tasks: deque[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+    """The main log's events with the task events set aside (`_MoreModes`) put back before the event read after them."""
+    async for event in run:
+        while tasks:
+            yield tasks.popleft()
+        yield event
+    while tasks:
+        yield tasks.popleft()
 
 
 def _event(method: str, namespace: list[str], timestamp: int, data: Any, node: str | None = None) -> dict[str, Any]:

@@ -95,7 +95,7 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
     const frames = await events(
       instance(0).url,
       threadId,
-      { channels: ['values', 'messages', 'lifecycle', 'input', 'updates', 'checkpoints'] },
+      { channels: ['values', 'messages', 'lifecycle', 'input', 'updates', 'checkpoints', 'tasks'] },
       rootEnd,
       async () => {
         started = await command(instance(0).url, threadId, 1, 'run.start', {
@@ -125,10 +125,10 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
       ['ai', 'You said: hello.'],
     ]);
     // The run's frames, in the same order and shapes whatever the graph's language: each step's checkpoint envelope
-    // before its values, a node's update as {node, values}, tokens with the node and the chat model's run id.
+    // before its values, a node's task before and after its update, tokens with the node and the chat model's run id.
     expect(
       list.filter((event) => event.method !== 'messages' && event.params.namespace.length === 0).map((event) => event.method),
-    ).toEqual(['lifecycle', 'checkpoints', 'values', 'updates', 'checkpoints', 'values', 'lifecycle']);
+    ).toEqual(['lifecycle', 'checkpoints', 'values', 'tasks', 'updates', 'tasks', 'checkpoints', 'values', 'lifecycle']);
     const [firstCheckpoint, secondCheckpoint] = list.filter((event) => event.method === 'checkpoints');
     expect(firstCheckpoint!.params.data).toEqual({
       id: expect.any(String),
@@ -142,6 +142,9 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
       step: 1,
       source: 'loop',
     });
+    const [taskStart, taskEnd] = list.filter((event) => event.method === 'tasks');
+    expect(taskStart!.params.data).toMatchObject({ id: expect.any(String), name: 'respond', triggers: ['branch:to:respond'] });
+    expect(taskEnd!.params.data).toMatchObject({ id: taskStart!.params.data.id, name: 'respond', error: null, interrupts: [] });
     const update = list.find((event) => event.method === 'updates')!;
     expect(update.params).toMatchObject({ node: 'respond', data: { messages: [{ type: 'ai' }] } });
     expect(contentText(update.params.data.messages[0])).toBe('You said: hello.');
@@ -158,7 +161,7 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
     const resumed = await events(
       instance(1).url,
       threadId,
-      { channels: ['values', 'messages', 'lifecycle', 'input', 'updates', 'checkpoints'], since: cut },
+      { channels: ['values', 'messages', 'lifecycle', 'input', 'updates', 'checkpoints', 'tasks'], since: cut },
       rootEnd,
     );
     expect(resumed.map((frame) => frame.data.seq)).toEqual(list.filter((event) => event.seq > cut).map((event) => event.seq));
