@@ -45,6 +45,7 @@ import { customAppMiddleware, disabledRoutesMiddleware } from './http/customApp'
 import type { RuntimeServices } from './http/routes/context';
 import { registerRuntimeRoutes } from './http/routes';
 import { passUpgradeThroughApp } from './http/upgrade';
+import { closeProtocolSockets } from './protocol/socketSession';
 import { RuntimeMetrics } from './metrics';
 import { RunRecorder } from './recording/runRecorder';
 import { TraceShipper } from './recording/traceShipper';
@@ -302,7 +303,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     (stopping ??= (async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      const deadline = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
+      closeProtocolSockets();
+      const deadline = setTimeout(() => {
+        server.closeAllConnections();
+        closeProtocolSockets(true);
+      }, DRAIN_TIMEOUT_MS);
       await closed;
       clearTimeout(deadline);
       // In order, each whatever the one before did: a part that fails to close must not leave the rest (the pools

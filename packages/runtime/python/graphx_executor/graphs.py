@@ -19,6 +19,7 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Command, Send, StateUpdate
 
 from .auth import ServerUser
+from .protocol import protocol_events
 from .wire import snapshot_to_js, stream_chunk_to_js
 
 _modules: dict[str, ModuleType] = {}
@@ -119,6 +120,20 @@ def _input(params: dict[str, Any]) -> Any:
     return _with_messages(params.get("input"))
 
 
+def _run_options(params: dict[str, Any]) -> dict[str, Any]:
+    """A run's interrupt points, durability (stateful runs only) and context, as `astream` takes them."""
+    options: dict[str, Any] = {}
+    for key in ("interrupt_before", "interrupt_after", "durability"):
+        if params.get(key) is not None:
+            options[key] = params[key]
+    if not params.get("stateful"):
+        options.pop("durability", None)
+    context = (params.get("config") or {}).get("context")
+    if context is not None:
+        options["context"] = context
+    return options
+
+
 def _values(value: Any) -> Any:
     if isinstance(value, dict) and "__command__" in value:
         return _command(value["__command__"])
@@ -185,23 +200,22 @@ class Graphs:
     async def stream(self, params: dict[str, Any]) -> AsyncIterator[Any]:
         graph, config = await self._graph(params, bool(params.get("stateful")))
         subgraphs = bool(params.get("subgraphs"))
-        kwargs: dict[str, Any] = {"stream_mode": params["stream_mode"], "subgraphs": True}
-        for key in ("interrupt_before", "interrupt_after", "durability"):
-            if params.get(key) is not None:
-                kwargs[key] = params[key]
-        context = (params.get("config") or {}).get("context")
-        if context is not None:
-            kwargs["context"] = context
-        if not params.get("stateful"):
-            kwargs.pop("durability", None)
+        kwargs: dict[str, Any] = {"stream_mode": params["stream_mode"], "subgraphs": True, **_run_options(params)}
         async for namespace, mode, chunk in graph.astream(_input(params), config, **kwargs):
             if namespace and not subgraphs:
                 continue
             yield [list(namespace), mode, stream_chunk_to_js(mode, chunk)]
 
     async def stream_events(self, params: dict[str, Any]) -> AsyncIterator[Any]:
-        """The `events` mode: every callback event, and the root run's own stream chunks told apart (`chunk`)."""
+        """The `events` mode: every callback event, and the root run's own stream chunks told apart (`chunk`); with
+        `version: "v3"`, LangGraph's protocol-v2 events (`protocol`) in the shapes LangGraph.js's streamEvents v3 gives
+        them (protocol.py)."""
         graph, config = await self._graph(params, bool(params.get("stateful")))
+        if params.get("version") == "v3":
+            run_config = {**config, "run_id": params["run_id"]}
+            async for event in protocol_events(graph, _input(params), run_config, **_run_options(params)):
+                yield {"protocol": event}
+            return
         run_id = params["run_id"]
         config = {**config, "run_id": run_id}
         kwargs: dict[str, Any] = {"stream_mode": params["stream_mode"], "subgraphs": bool(params.get("subgraphs"))}

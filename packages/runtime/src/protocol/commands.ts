@@ -49,6 +49,8 @@ export function asCommand(payload: unknown): Command | CommandAnswer {
 }
 
 const STRATEGIES = new Set(['reject', 'rollback', 'interrupt', 'enqueue']);
+/** How long `input.respond` waits for a busy thread's run to end (see there) before answering no_such_run. */
+const RELEASE_WAIT_MS = 2_000;
 
 export class ProtocolCommands {
   constructor(private readonly services: RuntimeServices) {}
@@ -133,7 +135,17 @@ export class ProtocolCommands {
       return commandError(id, 'invalid_argument', 'input.respond requires an interrupt_id (or responses with one each).');
     }
     const filter = await filterFor(this.services, ctx, 'threads', 'read', { thread_id: threadId });
-    const thread = await this.services.threads.get(threadId, filter);
+    let thread = await this.services.threads.get(threadId, filter);
+    if (thread?.status === 'busy') {
+      // A run's last event (lifecycle `interrupted`) is sent before its thread is released as interrupted: a client
+      // that answers at once waits for the release (announced to every instance) instead of hearing no_such_run.
+      const released = this.services.coordinator.waitForRelease(threadId, RELEASE_WAIT_MS);
+      thread = await this.services.threads.get(threadId, filter);
+      if (thread?.status === 'busy') {
+        await released;
+        thread = await this.services.threads.get(threadId, filter);
+      }
+    }
     if (!thread) throw new NotFoundError(`Thread with ID ${threadId} not found.`);
     if (thread.status !== 'interrupted') {
       return commandError(id, 'no_such_run', 'No interrupted run is bound to this thread.');

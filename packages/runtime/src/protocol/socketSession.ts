@@ -25,6 +25,19 @@ export interface SocketUpgrade {
 // One server object for every handshake: `noServer`, the HTTP server hands each upgrade over (server.ts).
 const sockets = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
 
+/**
+ * Closes every protocol socket as the server stops: 1012 (service restart, what uvicorn sends the Python server's
+ * sockets on shutdown) so a client reconnects to another instance; `force` drops those that did not answer. A
+ * stopping HTTP server waits for its upgraded sockets, which `closeAllConnections()` does not reach: an open one kept
+ * the runtime from exiting at all.
+ */
+export function closeProtocolSockets(force = false): void {
+  for (const ws of sockets.clients) {
+    if (force) ws.terminate();
+    else ws.close(1012, 'server restarting');
+  }
+}
+
 export function openSocketSession(
   upgrade: SocketUpgrade,
   options: {

@@ -105,21 +105,30 @@ export class PythonGraph implements RunnableGraph {
 
   async *streamEvents(input: unknown, options: Record<string, unknown>): AsyncIterable<Record<string, unknown>> {
     const { config, stream } = splitOptions(options);
-    if (stream.version !== 'v2') throw new Error('Python graphs stream events in version v2 only');
+    if (stream.version !== 'v2' && stream.version !== 'v3') throw new Error('Python graphs stream events in versions v2 and v3');
     const runId = (stream.runId as string | undefined) ?? crypto.randomUUID();
     const subgraphs = Boolean(stream.subgraphs);
     const params = {
       ...this.base(config),
       ...inputFields(input),
       run_id: runId,
+      version: stream.version,
       stream_mode: stream.streamMode ?? ['values'],
       subgraphs,
       interrupt_before: stream.interruptBefore ?? null,
       interrupt_after: stream.interruptAfter ?? null,
+      durability: stream.durability ?? null,
     };
     for await (const item of this.executor.stream('stream_events', params, stream.signal as AbortSignal | undefined)) {
-      const { chunk, event } = item as { chunk?: unknown; event?: Record<string, unknown> };
-      if (chunk !== undefined) {
+      const { chunk, event, protocol } = item as {
+        chunk?: unknown;
+        event?: Record<string, unknown>;
+        protocol?: Record<string, unknown>;
+      };
+      if (protocol) {
+        // v3: protocol events, already in LangGraph.js's shapes (graphx_executor/protocol.py): read as the JS ones are.
+        yield protocol;
+      } else if (chunk !== undefined) {
         yield { event: 'on_chain_stream', run_id: runId, data: { chunk: asLibraryChunk(chunk, subgraphs) } };
       } else if (event) {
         yield event;

@@ -93,10 +93,10 @@ export async function openChatPages(
   };
 }
 
-/** The runtime-chat app under `graphx dev` on a new database, the page `fixture` served beside it, and Chromium. */
-export async function startBrowserChat(databaseLabel: string, fixture: string): Promise<BrowserChat> {
+/** The chat app (`runtime-chat` or its twin) under `graphx dev` on a new database, the page `fixture` beside it, and Chromium. */
+export async function startBrowserChat(databaseLabel: string, fixture: string, app = 'runtime-chat'): Promise<BrowserChat> {
   const database = await createTestDatabase(databaseLabel);
-  const runtime = await startDevRuntime('runtime-chat', database.url);
+  const runtime = await startDevRuntime(app, database.url);
   const pages = await openChatPages(fixture, runtime.url);
   return {
     runtime,

@@ -100,7 +100,8 @@ export async function spawnRuntime(options: {
     output: () => output,
     stop: () =>
       new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve(child.exitCode);
+        // A runtime that died of a signal has no exit code, and its `exit` has been emitted already.
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
         child.once('exit', (code) => resolve(code));
         child.kill('SIGTERM');
       }),
