@@ -78,6 +78,25 @@ def _versions() -> dict[str, str | None]:
     return {"langgraph": langgraph, "python": platform.python_version()}
 
 
+def _die_with_the_server() -> None:
+    """Asks the kernel to kill this process when the agent server that started it dies (Linux). The executor otherwise
+    notices the server's end only when it next reads the socket, and one stuck before it serves the socket (once: in a
+    schema lock) outlived its killed server for hours. The server names its pid; a server already gone ends us now."""
+    parent = os.environ.get("GRAPHX_EXECUTOR_PARENT")
+    if sys.platform != "linux" or not parent:
+        return
+    try:
+        import ctypes
+        import signal
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != int(parent):
+        os._exit(1)
+
+
 async def main() -> None:
     logging.basicConfig(level=os.environ.get("GRAPHX_EXECUTOR_LOG_LEVEL", "WARNING"), stream=sys.stderr)
     connection = await Connection.from_fd(int(os.environ.get("GRAPHX_EXECUTOR_FD", "3")))
@@ -125,4 +144,5 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    _die_with_the_server()
     asyncio.run(main())

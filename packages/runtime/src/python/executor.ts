@@ -99,6 +99,8 @@ export class PythonExecutor {
         PYTHONPATH: pythonPath,
         PYTHONUNBUFFERED: '1',
         GRAPHX_EXECUTOR_FD: '3',
+        // The executor asks the kernel to end it with this process (prctl PR_SET_PDEATHSIG).
+        GRAPHX_EXECUTOR_PARENT: String(process.pid),
       },
       stdio: ['ignore', 'inherit', 'inherit', 'pipe'],
     });

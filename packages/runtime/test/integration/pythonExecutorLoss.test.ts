@@ -21,6 +21,16 @@ afterAll(async () => {
 });
 
 /** The processes whose parent is `pid` (from /proc/<pid>/stat: the parent is the field after the state). */
+/** The process lives (a zombie waiting for its new parent to reap it has ended). */
+function running(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !['Z', 'X'].includes(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] as string);
+  } catch {
+    return false;
+  }
+}
+
 function childrenOf(pid: number): number[] {
   return fs
     .readdirSync('/proc')
@@ -45,4 +55,24 @@ test('a runtime whose Python executor is killed stops and exits 137, its log nam
   expect(runtime.output()).toContain(
     'the Python executor was killed (SIGKILL): out of memory, unless someone killed it; the runtime stops so that the instance is replaced',
   );
+});
+
+test('an executor that cannot read its socket ends with its server: a SIGKILLed runtime leaves no executor behind', async () => {
+  // A stopped executor stands for one stuck before it reads the socket (it once waited 180 s in a schema lock, and
+  // outlived its killed server meanwhile): only the kernel's parent-death signal can end it.
+  const second = await startDevRuntime('runtime-echo-py', database.url);
+  const [executor] = childrenOf(second.child.pid!);
+  expect(typeof executor).toBe('number');
+  try {
+    process.kill(executor!, 'SIGSTOP');
+    const exited = new Promise((resolve) => second.child.once('exit', resolve));
+    process.kill(second.child.pid!, 'SIGKILL');
+    await exited;
+    const deadline = Date.now() + 5000;
+    while (running(executor!) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(running(executor!)).toBe(false);
+  } finally {
+    if (running(executor!)) process.kill(executor!, 'SIGKILL');
+    await second.stop();
+  }
 });
