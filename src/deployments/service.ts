@@ -26,6 +26,7 @@ import {
 import type { CreateDeploymentRequest, PatchDeploymentRequest, Secret, SourceConfig, SourceRevisionConfig } from './schemas';
 import { deploymentView } from './views';
 import { checkResourceSpec, runnerPolicyOf, type RunnerPolicy } from './resourceSpecPolicy';
+import { BoundedMap } from '@graphx/kit/boundedMap';
 
 export interface DeploymentServiceDeps {
   config: GraphxConfig;
@@ -51,8 +52,8 @@ function customUrlTaken(url: string | null | undefined): ConflictError {
 }
 
 /** Secret names by ciphertext (see `secretsForView`); values are never kept. Bounded, oldest dropped first. */
-const secretNamesByCiphertext = new Map<string, Secret[]>();
 const SECRET_NAMES_CACHE_ENTRIES = 10_000;
+const secretNamesByCiphertext = new BoundedMap<string, Secret[]>(SECRET_NAMES_CACHE_ENTRIES);
 
 export class DeploymentService {
   constructor(private readonly deps: DeploymentServiceDeps) {}
@@ -265,8 +266,6 @@ export class DeploymentService {
     const cached = secretNamesByCiphertext.get(revision.secretsEncrypted);
     if (cached) return cached;
     const names = this.decryptSecrets(revision).map((secret) => ({ name: secret.name, value: '' }));
-    if (secretNamesByCiphertext.size >= SECRET_NAMES_CACHE_ENTRIES)
-      secretNamesByCiphertext.delete(secretNamesByCiphertext.keys().next().value as string);
     secretNamesByCiphertext.set(revision.secretsEncrypted, names);
     return names;
   }

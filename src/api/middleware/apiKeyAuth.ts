@@ -6,6 +6,7 @@ import type Koa from 'koa';
 import { UnauthorizedError } from '@graphx/kit/errors';
 import type { ApiKeyRepository } from '../../db/repositories/apiKeys';
 import { hashToken } from '../../security/secretBox';
+import { BoundedMap } from '@graphx/kit/boundedMap';
 
 export type AuthMode = 'apiKey' | 'none' | 'service';
 
@@ -32,7 +33,7 @@ const API_KEY_CACHE_ENTRIES = 10_000;
  * remembered, so a key that was just created works at once.
  */
 export function requireApiKey(apiKeys: ApiKeyRepository): Koa.Middleware {
-  const cache = new Map<string, { tenant: AuthenticatedTenant; until: number }>();
+  const cache = new BoundedMap<string, { tenant: AuthenticatedTenant; until: number }>(API_KEY_CACHE_ENTRIES);
   return async (ctx, next) => {
     // `Authorization: Bearer <key>` too: what tools that cannot set a header of their own send (Prometheus's SD).
     const key = ctx.get('X-Api-Key') || (/^Bearer\s+(\S+)$/i.exec(ctx.get('Authorization'))?.[1] ?? '');
@@ -45,9 +46,7 @@ export function requireApiKey(apiKeys: ApiKeyRepository): Koa.Middleware {
       const found = await apiKeys.findByKey(key);
       if (!found) throw new UnauthorizedError('Invalid API key.');
       const tenant: AuthenticatedTenant = { tenantId: found.tenantId, tenantName: found.tenantName, owner: found.owner };
-      // Map keeps insertion order: dropping the first entry drops the oldest.
-      if (cache.size >= API_KEY_CACHE_ENTRIES) cache.delete(cache.keys().next().value as string);
-      cache.delete(digest);
+      cache.delete(digest); // re-inserted as the newest
       cache.set(digest, { tenant, until: Date.now() + API_KEY_CACHE_MS });
       ctx.state.tenant = tenant;
     }

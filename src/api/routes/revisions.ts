@@ -35,7 +35,8 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
       },
     },
     async (ctx, { params, query }) => {
-      ctx.body = await service.list(tenantOf(ctx).tenantId, params.deployment_id, {
+      ctx.type = 'application/json';
+      ctx.body = await service.listJson(tenantOf(ctx).tenantId, params.deployment_id, {
         statuses: query.status?.split(','),
         limit: query.limit,
         offset: query.offset,

@@ -56,14 +56,26 @@ const revisionOfTenant = new PreparedStatement(
   'graphx_revision_of_tenant_v1',
   `SELECT ${revisionColumns} ${OF_LIVE_DEPLOYMENT} AND r.id = ?`,
 );
-const revisionsOfTenant = new PreparedStatement(
-  'graphx_revisions_of_tenant_v1',
-  `SELECT ${revisionColumns} ${OF_LIVE_DEPLOYMENT} ORDER BY r.number DESC LIMIT ? OFFSET ?`,
+// A row's version: PostgreSQL's xmin, the transaction that wrote this version of the row. Every UPDATE, by any
+// writer, makes a new row version with a new xmin, so (id, xmin) names the content without trusting updated_at.
+const revisionVersionsOfTenant = new PreparedStatement(
+  'graphx_revision_versions_of_tenant_v1',
+  `SELECT r.id, r.xmin::text ${OF_LIVE_DEPLOYMENT} ORDER BY r.number DESC LIMIT ? OFFSET ?`,
 );
-const revisionsOfTenantWithStatus = new PreparedStatement(
-  'graphx_revisions_of_tenant_with_status_v1',
-  `SELECT ${revisionColumns} ${OF_LIVE_DEPLOYMENT} AND r.status = ANY(?::text[]) ORDER BY r.number DESC LIMIT ? OFFSET ?`,
+const revisionVersionsOfTenantWithStatus = new PreparedStatement(
+  'graphx_revision_versions_of_tenant_with_status_v1',
+  `SELECT r.id, r.xmin::text ${OF_LIVE_DEPLOYMENT} AND r.status = ANY(?::text[]) ORDER BY r.number DESC LIMIT ? OFFSET ?`,
 );
+const revisionsWithVersion = new PreparedStatement(
+  'graphx_revisions_with_version_v1',
+  `SELECT ${REVISION_COLUMNS.join(', ')}, xmin::text FROM revisions WHERE id = ANY(?::uuid[])`,
+);
+
+/** A revision's id and the version of its row (changes with every update of the row). */
+export interface RevisionVersion {
+  id: string;
+  version: string;
+}
 
 export function toRevision(row: Record<string, any>): RevisionRecord {
   return {
@@ -181,22 +193,31 @@ export class RevisionRepository {
     return row ? revisionFromValues(row) : null;
   }
 
-  /** `list` restricted to a live deployment of `tenantId`, in one query; an empty page may mean no such deployment. */
-  async listOfTenant(
+  /**
+   * A page of a live deployment of `tenantId`, newest first, as (id, row version) only: what a cache of serialized
+   * views needs to know is still good. An empty page may mean no such deployment.
+   */
+  async versionsOfTenant(
     tenantId: string,
     deploymentId: string,
     filters: { statuses?: string[]; limit: number; offset: number },
-  ): Promise<RevisionRecord[]> {
+  ): Promise<RevisionVersion[]> {
     const rows = filters.statuses?.length
-      ? await revisionsOfTenantWithStatus.values(this.db, [
+      ? await revisionVersionsOfTenantWithStatus.values(this.db, [
           tenantId,
           deploymentId,
           filters.statuses,
           filters.limit,
           filters.offset,
         ])
-      : await revisionsOfTenant.values(this.db, [tenantId, deploymentId, filters.limit, filters.offset]);
-    return rows.map((row) => revisionFromValues(row));
+      : await revisionVersionsOfTenant.values(this.db, [tenantId, deploymentId, filters.limit, filters.offset]);
+    return rows.map((row) => ({ id: row[0] as string, version: row[1] as string }));
+  }
+
+  /** The revisions in `ids` that exist, each with its row version. */
+  async findWithVersions(ids: string[]): Promise<Array<{ revision: RevisionRecord; version: string }>> {
+    const rows = await revisionsWithVersion.values(this.db, [ids]);
+    return rows.map((row) => ({ revision: revisionFromValues(row), version: row[REVISION_COLUMNS.length] as string }));
   }
 
   /** The current status of each revision in `ids` that exists (the long poll's one shared read). */

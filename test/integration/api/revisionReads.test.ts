@@ -107,6 +107,30 @@ describe('revision reads', () => {
     expect(badTimeout.status).toBe(422);
   });
 
+  it('a polled revision list shows every change of a row at once, also from a writer that leaves updated_at alone', async () => {
+    const { id, revisionId } = await createDeployment();
+    const list = async () => {
+      const response = await call().get(`/v2/deployments/${id}/revisions`).set('X-Api-Key', key);
+      expect(response.headers['content-type']).toMatch(/^application\/json/);
+      return response.body.resources.map((revision: { status: string; status_message: string | null }) => [
+        revision.status,
+        revision.status_message,
+      ]);
+    };
+    expect(await list()).toEqual([['CREATING', null]]);
+    expect(await list()).toEqual([['CREATING', null]]);
+    await setStatus(revisionId, 'BUILDING');
+    expect(await list()).toEqual([['BUILDING', null]]);
+    // Two changes in one transaction, then a message only: each is seen, none is served from an older view.
+    await db.transaction(async (trx) => {
+      await trx('revisions').where({ id: revisionId }).update({ status: 'BUILD_FAILED' });
+      await trx('revisions').where({ id: revisionId }).update({ status_message: 'npm ci failed' });
+    });
+    expect(await list()).toEqual([['BUILD_FAILED', 'npm ci failed']]);
+    await db('revisions').where({ id: revisionId }).update({ status_message: 'npm ci failed: exit 1' });
+    expect(await list()).toEqual([['BUILD_FAILED', 'npm ci failed: exit 1']]);
+  });
+
   it('pages the revision list newest first, filters it by a status list, and hides it from another tenant', async () => {
     const { id, revisionId } = await createDeployment();
     const first = await db('revisions').where({ id: revisionId }).first();
@@ -154,8 +178,9 @@ describe('revision reads', () => {
     const fullDeployment = toDeployment(await db('deployments').where({ id }).first());
     expect(Object.values(fullRevision).filter((value) => value === null)).toEqual([]);
     expect(await new RevisionRepository(db).findOfTenant(tenantId, id, revisionId)).toEqual(fullRevision);
-    const [listed] = await new RevisionRepository(db).listOfTenant(tenantId, id, { limit: 1, offset: 0 });
-    expect(listed).toEqual(fullRevision);
+    const [version] = await new RevisionRepository(db).versionsOfTenant(tenantId, id, { limit: 1, offset: 0 });
+    const [listed] = await new RevisionRepository(db).findWithVersions([version!.id]);
+    expect(listed).toEqual({ revision: fullRevision, version: version!.version });
     // GET deployment reads only what its view shows of the latest revision (the type says which fields).
     const { sourceRevisionConfig, secretsEncrypted, repoCommitSha, imageRef, imageDigest } = fullRevision;
     expect(await new DeploymentRepository(db).findWithLatestRevision(tenantId, id)).toEqual({

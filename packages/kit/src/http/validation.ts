@@ -4,6 +4,7 @@
  */
 import type Joi from 'joi';
 import { ValidationError, type ValidationIssue } from '../errors';
+import { BoundedMap } from '../boundedMap';
 
 export type RequestPart = 'body' | 'path' | 'query';
 
@@ -139,14 +140,12 @@ const VALIDATED_INPUTS_PER_ROUTE = 1000;
  * remembered; each caller gets its own copy.
  */
 export function rememberingValidator<T extends object>(schema: Joi.Schema, part: 'path' | 'query'): (value: object) => T {
-  const validated = new Map<string, T>();
+  const validated = new BoundedMap<string, T>(VALIDATED_INPUTS_PER_ROUTE);
   return (value) => {
     const key = JSON.stringify(value);
     const known = validated.get(key);
     if (known) return { ...known };
     const converted = validatePart<T>(schema, value, part);
-    // Map keeps insertion order: dropping the first entry drops the oldest.
-    if (validated.size >= VALIDATED_INPUTS_PER_ROUTE) validated.delete(validated.keys().next().value as string);
     validated.set(key, converted);
     return { ...converted };
   };
