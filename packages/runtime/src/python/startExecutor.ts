@@ -38,7 +38,7 @@ export async function startPythonExecutor(appConfig: AppConfig, databaseUri: str
     python,
     databaseUri,
     appDir: appConfig.appDir,
-    importRoots: built ? pythonImportRoots(appConfig.python!, appConfig.appDir) : [],
+    importRoots: built ? pythonImportRoots(appConfig.python!, appConfig.appDir, built) : [],
     serverMethods: {
       'store.batch': async (params) => store.batch((params.ops as Array<Record<string, unknown>>).map(withoutNulls)),
     },
