@@ -74,6 +74,20 @@ function uvProjectTests(runner: string, stack: () => PipelineStack) {
   );
 
   it(
+    `${runner}: "pip_installer": "uv" installs plain dependencies with uv, reaches DEPLOYED and answers a run`,
+    async () => {
+      const pyRepo = createGitRepo(FIXTURE);
+      const config = JSON.parse(fs.readFileSync(path.join(FIXTURE, 'graphx.json'), 'utf8'));
+      pyRepo.commit('install with uv', { 'graphx.json': JSON.stringify({ ...config, pip_installer: 'uv' }) });
+      const { revision, messages, url } = await deploy(stack(), pyRepo);
+      expect({ status: revision.status, message: revision.status_message }).toEqual({ status: 'DEPLOYED', message: null });
+      expect(messages.some((message) => /uv pip install --python \S+ -r \S+requirements\.txt -c /.test(message))).toBe(true);
+      expect(await answerOf(stack(), url)).toEqual({ respond: { echo: 'echo: hello' } });
+    },
+    BUILD_MS + 30_000,
+  );
+
+  it(
     `${runner}: a uv.lock pinning langgraph to another version than the server's fails BUILD_FAILED naming it`,
     async () => {
       repo.branch(`${runner}-old-langgraph`, true);

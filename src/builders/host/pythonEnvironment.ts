@@ -21,7 +21,7 @@ import {
 } from '@graphx/runtime/python/pythonRequirements';
 import {
   usesUv,
-  UV_BUILD_ENV,
+  UV_HOST_ENV,
   UV_PROJECT_HELPER,
   UV_REQUIREMENTS,
   uvProjectArguments,
@@ -55,8 +55,6 @@ interface PythonBuild {
 }
 
 const PIP_ENV = { PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1', PIP_PROGRESS_BAR: 'off' };
-// The host's certificate store (a TLS-intercepting proxy's CA is there), as pip and npm use it.
-const HOST_UV_ENV = { ...UV_BUILD_ENV, UV_NATIVE_TLS: '1' };
 
 /**
  * uv, pinned by version and hash (python/uv-requirements.txt), in a tool environment of its own beside the app
@@ -87,7 +85,7 @@ function uvProjectStep(options: PythonBuild, uv: string, python: string, checkOn
   const root = path.resolve(options.appDir, source.root);
   const args = uvProjectArguments({ uv, root, configDir: options.appDir, pins: EXECUTOR_REQUIREMENTS, source, checkOnly });
   const display = `uv_project.py${checkOnly ? ' --check-only' : ''} (uv.lock at "source.root" ${source.root})`;
-  return { display, file: python, args: [UV_PROJECT_HELPER, ...args], env: HOST_UV_ENV };
+  return { display, file: python, args: [UV_PROJECT_HELPER, ...args], env: UV_HOST_ENV };
 }
 
 /** The install into the new environment `building`: a uv project's lock, or `dependencies` by pip or uv. */
@@ -98,7 +96,7 @@ async function install(options: PythonBuild, building: string, uv: string | null
   const { args } = pipInstallArguments(python, appDir, { editable: false });
   if (uv) {
     const uvArgs = ['pip', ...args.slice(0, 1), '--python', interpreter, ...args.slice(1)];
-    return options.run({ display: `uv ${uvArgs.join(' ')}`, file: uv, args: uvArgs, env: HOST_UV_ENV });
+    return options.run({ display: `uv ${uvArgs.join(' ')}`, file: uv, args: uvArgs, env: UV_HOST_ENV });
   }
   const env: Record<string, string> = { ...PIP_ENV };
   if (python.pipConfigFile) env.PIP_CONFIG_FILE = path.resolve(appDir, python.pipConfigFile);

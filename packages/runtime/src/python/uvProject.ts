@@ -21,6 +21,8 @@ const MEMBERS_FILE = 'graphx-uv-members.json';
 
 /** uv's settings in every build: never download an interpreter, no progress bars in the build log. */
 export const UV_BUILD_ENV: Record<string, string> = { UV_PYTHON_DOWNLOADS: 'never', UV_NO_PROGRESS: '1' };
+/** On the host: its certificate store too (where a TLS-intercepting proxy's CA is), as pip and npm use it. */
+export const UV_HOST_ENV: Record<string, string> = { ...UV_BUILD_ENV, UV_SYSTEM_CERTS: '1' };
 
 /** True when the environment needs uv: a uv project, or `"pip_installer": "uv"`. */
 export function usesUv(python: PythonConfig): boolean {
@@ -33,7 +35,8 @@ export function usesUv(python: PythonConfig): boolean {
  */
 export function uvProjectRoot(source: UvSource, appDir: string, repoDir: string): string {
   const root = path.resolve(appDir, source.root);
-  if (root !== repoDir && !root.startsWith(repoDir + path.sep)) {
+  const inside = path.relative(repoDir, root);
+  if (inside === '..' || inside.startsWith(`..${path.sep}`) || path.isAbsolute(inside)) {
     throw new ConfigError(`graphx.json "source.root" "${source.root}" is outside the repository.`);
   }
   for (const file of ['pyproject.toml', 'uv.lock']) {
