@@ -4,7 +4,8 @@
  * requirement replaces a package the server relies on. Environments are kept under `<dataDir>/python-envs/<digest>`,
  * the digest covering the tenant, the Python line, the pins, the requirement strings and the local folders' manifests;
  * a later build with the same digest reuses the directory. Built beside it and renamed into place, so a build that
- * dies leaves no half environment to reuse.
+ * dies leaves no half environment to reuse. A uv project (graphx.json "source") is installed from its uv.lock by
+ * python/uv_project.py with uv from its pinned wheel (uvProject.ts), the lock's digest keying the environment.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';

@@ -56,7 +56,9 @@ export function hashUvInputs(hash: crypto.Hash, python: PythonConfig, appDir: st
   hash.update('\nuv\n').update(fs.readFileSync(UV_REQUIREMENTS));
   if (!python.source) return;
   const root = path.resolve(appDir, python.source.root);
-  hash.update(`\nuv.lock of ${python.source.package ?? '(inferred)'}\n`).update(fs.readFileSync(path.join(root, 'uv.lock')));
+  // An inferred member depends on where graphx.json is in the workspace.
+  const member = python.source.package ?? `inferred from ${path.relative(root, appDir) || '.'}`;
+  hash.update(`\nuv.lock of ${member}\n`).update(fs.readFileSync(path.join(root, 'uv.lock')));
 }
 
 /** The helper's arguments (after the script), the project root and graphx.json's directory as the caller sees them. */
