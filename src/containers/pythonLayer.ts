@@ -55,8 +55,9 @@ export function stagePythonInputs(context: string, appSource: string, python: Py
   const inputs = path.join(context, 'python');
   fs.mkdirSync(path.join(inputs, 'app'), { recursive: true });
   if (usesUv(python)) {
-    const root = path.resolve(appSource, python.source?.root ?? '.');
-    if (root === repoDir || root.startsWith(repoDir + path.sep)) stageUvInputs(inputs, root, python);
+    const root = fs.realpathSync(path.resolve(appSource, python.source?.root ?? '.'));
+    const repo = fs.realpathSync(repoDir);
+    if (root === repo || root.startsWith(repo + path.sep)) stageUvInputs(inputs, root, python);
   }
   fs.writeFileSync(path.join(inputs, 'dependencies.json'), JSON.stringify(python.dependencies));
   fs.copyFileSync(path.join(EXECUTOR_PYTHONPATH, 'local_requirements.py'), path.join(inputs, 'local_requirements.py'));

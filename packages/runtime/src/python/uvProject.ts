@@ -35,7 +35,9 @@ export function usesUv(python: PythonConfig): boolean {
  */
 export function uvProjectRoot(source: UvSource, appDir: string, repoDir: string): string {
   const root = path.resolve(appDir, source.root);
-  const inside = path.relative(repoDir, root);
+  // Through links: a `root` that is a link out of the clone is outside it.
+  const real = (file: string) => (fs.existsSync(file) ? fs.realpathSync(file) : file);
+  const inside = path.relative(real(repoDir), real(root));
   if (inside === '..' || inside.startsWith(`..${path.sep}`) || path.isAbsolute(inside)) {
     throw new ConfigError(`graphx.json "source.root" "${source.root}" is outside the repository.`);
   }
