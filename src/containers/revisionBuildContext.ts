@@ -90,7 +90,10 @@ export function revisionDockerfiles(input: RevisionDockerfileInput & { dependenc
     dependencies = [...header(input.runtimeImage), `COPY --chown=${user} repo/ ${APP_DIR}/`, run(input.customInstall)];
   }
   if (input.python)
-    dependencies = [...(dependencies ?? header(input.runtimeImage)), ...pythonLayerLines(input.python, user, run)];
+    dependencies = [
+      ...(dependencies ?? header(input.runtimeImage)),
+      ...pythonLayerLines(input.python, user, run, input.appSubdir),
+    ];
   dependencies?.push('');
   const lines = [
     ...(dependencies
@@ -144,7 +147,7 @@ export function stageBuildContext(
       const source = path.join(appSource, input);
       if (fs.existsSync(source)) linkTree(source, path.join(depsTarget, input));
     }
-    if (python) stagePythonInputs(context, appSource, python);
+    if (python) stagePythonInputs(context, appSource, python, repoDir);
     return context;
   } catch (error) {
     fs.rmSync(context, { recursive: true, force: true });

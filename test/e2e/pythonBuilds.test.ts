@@ -2,6 +2,7 @@
  * Python apps through the real pipeline (issue 20, point 2): the BUILD step makes the app's virtual environment
  * (dependencies from the package index, the server's packages pinned as constraints), keyed by the digest of the
  * dependencies and reused by a later build with the same ones; the app runs with it and installs nothing at start.
+ * A uv workspace (graphx.json "source": {"kind": "uv"}) deploys its uv.lock on both runners, by the same test bodies.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -12,6 +13,10 @@ import { ensureTestRuntimeImage, IMAGE_BUILD_HOOK_MS } from '../support/runtimeI
 import { codehostDeployment, startPipelineStack, streamEchoRun, type PipelineStack } from '../support/pipelineStack';
 
 const FIXTURE = path.resolve(__dirname, '..', 'fixtures', 'apps', 'pipeline-echo-py');
+/** A uv workspace: graphx.json at its root, the app a member (packages/echo-uv) locked with humanize from the index. */
+const UV_FIXTURE = path.resolve(__dirname, '..', 'fixtures', 'apps', 'pipeline-echo-uv');
+/** The member's pyproject.toml and the uv.lock `uv lock` made of it with langgraph==1.0.0. */
+const OLD_LANGGRAPH_LOCK = path.resolve(__dirname, '..', 'fixtures', 'uv-locks', 'old-langgraph');
 const BUILD_MS = 300_000;
 
 /** Deploys `repo` at `ref` and waits for the revision to settle; returns the revision and its build log. */
@@ -30,6 +35,76 @@ async function deploy(pipeline: PipelineStack, repo: GitRepo, ref = 'main') {
 
 const answerOf = async (pipeline: PipelineStack, url: string) =>
   (await streamEchoRun(url, pipeline.apiKey, 'hello')).find((event) => event.event === 'updates')?.data;
+
+/** The uv workspace's tests, the same bodies on both runners (`stack` is the runner's, set by its beforeAll). */
+function uvProjectTests(runner: string, stack: () => PipelineStack) {
+  let repo: GitRepo;
+  beforeAll(() => {
+    repo = createGitRepo(UV_FIXTURE);
+  });
+  const member = 'packages/echo-uv';
+
+  it(
+    `${runner}: a uv workspace deploys its uv.lock (a member's locked packages from the index) and answers a run`,
+    async () => {
+      const { revision, messages, url } = await deploy(stack(), repo);
+      expect({ status: revision.status, message: revision.status_message }).toEqual({ status: 'DEPLOYED', message: null });
+      expect(messages.some((message) => /uv_project\.py/.test(message))).toBe(true);
+      expect(messages.some((message) => /^uv\.lock: \d+ locked packages for echo-uv/.test(message))).toBe(true);
+      // humanize comes only from the lock: the graph counts the letters with it.
+      expect(await answerOf(stack(), url)).toEqual({ respond: { echo: 'echo: hello (five letters)' } });
+    },
+    BUILD_MS + 30_000,
+  );
+
+  it(
+    `${runner}: a uv.lock out of date with pyproject.toml fails BUILD_FAILED with uv's message`,
+    async () => {
+      repo.branch(`${runner}-stale-lock`, true);
+      const manifest = fs.readFileSync(path.join(UV_FIXTURE, member, 'pyproject.toml'), 'utf8');
+      repo.commit('a dependency without uv lock', {
+        [`${member}/pyproject.toml`]: manifest.replace('"humanize>=4"', '"humanize>=4", "six"'),
+      });
+      repo.checkout('main');
+      const { revision } = await deploy(stack(), repo, `${runner}-stale-lock`);
+      expect(revision.status).toBe('BUILD_FAILED');
+      expect(revision.status_message).toMatch(/The lockfile at `uv\.lock` needs to be updated, but `--locked` was provided/);
+    },
+    BUILD_MS,
+  );
+
+  it(
+    `${runner}: "pip_installer": "uv" installs plain dependencies with uv, reaches DEPLOYED and answers a run`,
+    async () => {
+      const pyRepo = createGitRepo(FIXTURE);
+      const config = JSON.parse(fs.readFileSync(path.join(FIXTURE, 'graphx.json'), 'utf8'));
+      pyRepo.commit('install with uv', { 'graphx.json': JSON.stringify({ ...config, pip_installer: 'uv' }) });
+      const { revision, messages, url } = await deploy(stack(), pyRepo);
+      expect({ status: revision.status, message: revision.status_message }).toEqual({ status: 'DEPLOYED', message: null });
+      expect(messages.some((message) => /uv pip install --python \S+ -r \S+requirements\.txt -c /.test(message))).toBe(true);
+      expect(await answerOf(stack(), url)).toEqual({ respond: { echo: 'echo: hello' } });
+    },
+    BUILD_MS + 30_000,
+  );
+
+  it(
+    `${runner}: a uv.lock pinning langgraph to another version than the server's fails BUILD_FAILED naming it`,
+    async () => {
+      repo.branch(`${runner}-old-langgraph`, true);
+      repo.commit('lock langgraph 1.0.0', {
+        [`${member}/pyproject.toml`]: fs.readFileSync(path.join(OLD_LANGGRAPH_LOCK, 'pyproject.toml'), 'utf8'),
+        'uv.lock': fs.readFileSync(path.join(OLD_LANGGRAPH_LOCK, 'uv.lock'), 'utf8'),
+      });
+      repo.checkout('main');
+      const { revision } = await deploy(stack(), repo, `${runner}-old-langgraph`);
+      expect(revision.status).toBe('BUILD_FAILED');
+      expect(revision.status_message).toMatch(
+        /uv\.lock pins langgraph 1\.0\.0, which is reserved: the server relies on langgraph \d+\.\d+/,
+      );
+    },
+    BUILD_MS,
+  );
+}
 
 describe('Python apps with the process runner', () => {
   let pipeline: PipelineStack;
@@ -103,6 +178,27 @@ describe('Python apps with the process runner', () => {
     },
     BUILD_MS,
   );
+
+  describe('a uv project', () => {
+    uvProjectTests('process', () => pipeline);
+
+    it(
+      'a later revision with the same uv.lock reuses the environment, checks the lock again and runs its own code',
+      async () => {
+        const uvRepo = createGitRepo(UV_FIXTURE);
+        await deploy(pipeline, uvRepo);
+        uvRepo.branch('uv-word', true);
+        uvRepo.commit('answer hi', { 'packages/echo-uv/src/echo_uv/words.py': 'PREFIX = "hi"\n' });
+        uvRepo.checkout('main');
+        const { revision, messages, url } = await deploy(pipeline, uvRepo, 'uv-word');
+        expect(revision.status).toBe('DEPLOYED');
+        expect(messages.some((message) => /^Python environment \w+ reused/.test(message))).toBe(true);
+        expect(messages.some((message) => message.includes('uv_project.py --check-only'))).toBe(true);
+        expect(await answerOf(pipeline, url)).toEqual({ respond: { echo: 'hi: hello (five letters)' } });
+      },
+      2 * BUILD_MS,
+    );
+  });
 });
 
 (podmanAvailable() ? describe : describe.skip)('Python apps with the container runner (images built by podman)', () => {
@@ -162,4 +258,8 @@ describe('Python apps with the process runner', () => {
     },
     BUILD_MS,
   );
+
+  describe('a uv project', () => {
+    uvProjectTests('container', () => pipeline);
+  });
 });

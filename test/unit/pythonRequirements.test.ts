@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { checkPythonDependencies, reservedRequirement } from '@graphx/runtime/python/pythonRequirements';
+import { uvProjectRoot } from '@graphx/runtime/python/uvProject';
 
 const pins = new Map([
   ['langgraph', '1.2.24'],
@@ -45,6 +46,29 @@ describe('Python dependencies and the server’s pinned packages', () => {
       );
     } finally {
       fs.rmSync(appDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('graphx.json "source": {"kind": "uv"} and its root', () => {
+  it('takes a root inside the repository holding pyproject.toml and uv.lock; refuses one outside it, through a link too', () => {
+    const repo = fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-uv-root-'));
+    try {
+      const app = path.join(repo, 'apps', 'agent');
+      fs.mkdirSync(app, { recursive: true });
+      for (const file of ['pyproject.toml', 'uv.lock']) fs.writeFileSync(path.join(repo, file), '');
+      const source = (root: string) => ({ kind: 'uv' as const, root, package: null });
+      expect(uvProjectRoot(source('../..'), app, repo)).toBe(repo);
+      expect(() => uvProjectRoot(source('../../..'), app, repo)).toThrow(
+        'graphx.json "source.root" "../../.." is outside the repository.',
+      );
+      fs.symlinkSync(os.tmpdir(), path.join(app, 'elsewhere'));
+      expect(() => uvProjectRoot(source('elsewhere'), app, repo)).toThrow(/"source.root" "elsewhere" is outside the repository/);
+      expect(() => uvProjectRoot(source('.'), app, repo)).toThrow(
+        'graphx.json "source": no pyproject.toml at "source.root" "." (apps/agent/pyproject.toml in the repository); run `uv lock` there and commit uv.lock.',
+      );
+    } finally {
+      fs.rmSync(repo, { recursive: true, force: true });
     }
   });
 });

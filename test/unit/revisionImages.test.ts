@@ -1,7 +1,10 @@
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { dockerfileLines } from '@graphx/contract/graphxConfig';
 import { registryAuthFor, registryHost } from '../../src/containers/registryAuth';
-import { buildEnvFile, revisionDockerfiles } from '../../src/containers/revisionBuildContext';
+import { buildEnvFile, revisionDockerfiles, stageBuildContext } from '../../src/containers/revisionBuildContext';
 
 const base = {
   runtimeImage: 'localhost/graphx-runtime:1-abc',
@@ -58,6 +61,57 @@ describe('the generated revision Dockerfile', () => {
     expect(file).not.toContain('bad-name');
     const echoed = execFileSync('/bin/sh', ['-c', `${file}\nprintf %s "$TOKEN"`], { encoding: 'utf8', env: {} });
     expect(echoed).toBe(secrets[0]!.value);
+  });
+});
+
+describe('the Python layer of a uv project (graphx.json "source": {"kind": "uv"})', () => {
+  const python = {
+    version: '3.11',
+    dependencies: [],
+    pipConfigFile: null,
+    installer: 'pip' as const,
+    source: { kind: 'uv' as const, root: '../..', package: "agent'; touch /pwned; '" },
+  };
+
+  it('stages only uv.lock and the pyproject.toml files of the workspace, never its code', () => {
+    const repo = fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-uv-stage-'));
+    const files = {
+      'pyproject.toml': '[project]\nname = "root"\n',
+      'uv.lock': 'version = 1\n',
+      'apps/agent/graphx.json': '{}',
+      'apps/agent/pyproject.toml': '[project]\nname = "agent"\n',
+      'apps/agent/src/agent/graph.py': 'graph = None\n',
+      'node_modules/x/pyproject.toml': '',
+    };
+    for (const [name, text] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(path.join(repo, name)), { recursive: true });
+      fs.writeFileSync(path.join(repo, name), text);
+    }
+    const context = stageBuildContext(repo, path.join(repo, '..', `${path.basename(repo)}-context`), 'apps/agent', python);
+    try {
+      const staged = execFileSync('find', ['.', '-type', 'f'], {
+        cwd: path.join(context, 'python', 'uv-project'),
+        encoding: 'utf8',
+      });
+      expect(staged.trim().split('\n').sort()).toEqual(['./apps/agent/pyproject.toml', './pyproject.toml', './uv.lock']);
+    } finally {
+      fs.rmSync(context, { recursive: true, force: true });
+      fs.rmSync(repo, { recursive: true, force: true });
+    }
+  });
+
+  it("runs the helper with uv from its pinned wheel, graphx.json's folder in the project and the member quoted for sh", () => {
+    const text = revisionDockerfiles({ ...base, python }).dependencies!;
+    expect(text).toContain('-m pip install --require-hashes --no-deps -r /home/graphx/python-inputs/uv-requirements.txt');
+    expect(text).toContain("'--config-dir' '/home/graphx/python-inputs/uv-project/apps/agent'");
+    const script = JSON.parse(
+      text
+        .split('\n')
+        .find((line) => line.includes('uv_project.py'))!
+        .replace(/^RUN --mount=\S+ /, ''),
+    );
+    const argv = execFileSync('sh', ['-c', `printf '%s\\n' ${script[2].match(/--package' (.*?) &&/)[1]}`], { encoding: 'utf8' });
+    expect(argv).toBe("agent'; touch /pwned; '\n");
   });
 });
 

@@ -136,6 +136,7 @@ const KEYS: Record<string, Record<Runner, true | string>> = {
   python_version: { process: true, container: true },
   pip_config_file: { process: true, container: true },
   pip_installer: { process: true, container: true },
+  source: { process: true, container: true },
   store: { process: 'the store has no semantic index here', container: 'the store has no semantic index here' },
   checkpointer: {
     process: 'threads are kept in the deployment database',
@@ -206,6 +207,12 @@ const schema = Joi.object({
   dependencies: Joi.array().items(Joi.string().min(1)),
   pip_config_file: Joi.string().min(1),
   pip_installer: Joi.string().valid('auto', 'pip', 'uv'),
+  // langgraph-cli's UvSource: a uv project (pyproject.toml and uv.lock at `root`), `package` a workspace member.
+  source: Joi.object({
+    kind: Joi.string().valid('uv').required(),
+    root: Joi.string().trim().min(1),
+    package: Joi.string().trim().min(1),
+  }),
 }).unknown(true);
 
 /** `<file>:<export>` → its parts; a missing export is `default`. */

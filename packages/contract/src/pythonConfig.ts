@@ -9,6 +9,18 @@ import { GraphxConfigError } from './graphxConfig';
 /** The language of a module graphx.json names: a `.py` file or a dotted module (`package.module`) is Python. */
 export type ModuleLanguage = 'javascript' | 'python';
 
+/**
+ * graphx.json `source` (langgraph-cli's `UvSource`): the app is a uv project or workspace whose `uv.lock` decides
+ * what its environment installs.
+ */
+export interface UvSource {
+  kind: 'uv';
+  /** The project root (pyproject.toml and uv.lock), relative to graphx.json's directory; `.` when not set. */
+  root: string;
+  /** The workspace member to deploy; null: the member holding graphx.json, else the root project. */
+  package: string | null;
+}
+
 /** The Python side of an app: its interpreter line and what its environment installs. */
 export interface PythonConfig {
   /** One of OFFERED_PYTHON_VERSIONS (DEFAULT_PYTHON_VERSION when graphx.json names none). */
@@ -17,6 +29,10 @@ export interface PythonConfig {
   dependencies: string[];
   /** A pip configuration file (private indexes), relative to graphx.json's directory, or null. */
   pipConfigFile: string | null;
+  /** `dependencies` are installed by pip, or by uv (`"pip_installer": "uv"`; `auto` is pip). */
+  installer: 'pip' | 'uv';
+  /** A uv project whose uv.lock is installed instead of `dependencies`, or null. */
+  source: UvSource | null;
 }
 
 /** The Python lines apps run on (graphx.json `python_version`). */
@@ -48,12 +64,37 @@ export function moduleLanguage(modulePath: string): { language: ModuleLanguage; 
   return { language: 'javascript', module: null };
 }
 
-/** The app's Python side: set when a graph or the auth is Python, or `python_version` is named. */
+/**
+ * graphx.json `source` as langgraph-cli reads it: `{"kind": "uv", "root", "package"}`, whose dependencies come from
+ * pyproject.toml and uv.lock (so `dependencies` may not be named beside it).
+ * @throws GraphxConfigError naming the key.
+ */
+function uvSourceOf(value: Record<string, any>): UvSource | null {
+  const source = value.source;
+  if (source === undefined || source === null) return null;
+  if (value.dependencies !== undefined) {
+    throw new GraphxConfigError(
+      '"dependencies" cannot be used with "source": {"kind": "uv"}: the dependencies are read from pyproject.toml and uv.lock.',
+    );
+  }
+  return { kind: 'uv', root: source.root ?? '.', package: source.package ?? null };
+}
+
+/** The app's Python side: set when a graph or the auth is Python, `python_version` or a uv `source` is named. */
 export function pythonConfigOf(value: Record<string, any>, refs: Array<{ language: ModuleLanguage }>): PythonConfig | null {
-  if (value.python_version === undefined && !refs.some((ref) => ref.language === 'python')) return null;
+  const source = uvSourceOf(value);
+  if (value.python_version === undefined && !source && !refs.some((ref) => ref.language === 'python')) return null;
+  const installer = value.pip_installer === 'uv' ? 'uv' : 'pip';
+  if (installer === 'uv' && value.pip_config_file !== undefined) {
+    throw new GraphxConfigError(
+      '"pip_installer": "uv" does not read "pip_config_file" (a pip configuration); use "pip_installer": "pip" with it.',
+    );
+  }
   return {
     version: requestedPythonVersion(value.python_version),
     dependencies: value.dependencies ?? [],
     pipConfigFile: value.pip_config_file ?? null,
+    installer,
+    source,
   };
 }

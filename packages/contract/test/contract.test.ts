@@ -40,8 +40,31 @@ describe('graphx.json', () => {
       { graphId: 'file', language: 'python', module: null },
       { graphId: 'module', language: 'python', module: 'agent.graph' },
     ]);
-    expect(config.python).toEqual({ version: '3.11', dependencies: ['.', 'httpx>=0.27'], pipConfigFile: './pip.conf' });
+    expect(config.python).toEqual({
+      version: '3.11',
+      dependencies: ['.', 'httpx>=0.27'],
+      pipConfigFile: './pip.conf',
+      installer: 'pip',
+      source: null,
+    });
     expect(parseGraphxConfig(text({}), { runner: 'process' }).config.python).toBeNull();
+  });
+
+  test('source {"kind": "uv", "root", "package"} as langgraph-cli reads it; dependencies beside it fail naming both', () => {
+    const python = (extra: Record<string, unknown>) =>
+      parseGraphxConfig(text({ graphs: { a: './a.py:graph' }, ...extra }), { runner: 'process' }).config.python;
+    expect(python({ source: { kind: 'uv', root: '..', package: 'agent' } })).toMatchObject({
+      source: { kind: 'uv', root: '..', package: 'agent' },
+      dependencies: [],
+    });
+    expect(python({ source: { kind: 'uv' } })?.source).toEqual({ kind: 'uv', root: '.', package: null });
+    expect(() => python({ source: { kind: 'poetry' } })).toThrow(/"source.kind" must be \[uv\]/);
+    expect(() => python({ source: { kind: 'uv' }, dependencies: ['.'] })).toThrow(
+      '"dependencies" cannot be used with "source": {"kind": "uv"}: the dependencies are read from pyproject.toml and uv.lock.',
+    );
+    expect(python({ pip_installer: 'uv' })?.installer).toBe('uv');
+    expect(python({ pip_installer: 'auto' })?.installer).toBe('pip');
+    expect(() => python({ pip_installer: 'uv', pip_config_file: 'pip.conf' })).toThrow(/does not read "pip_config_file"/);
   });
 
   test('python_version is 3.11, 3.12 or 3.13; any other fails the build naming the versions offered', () => {

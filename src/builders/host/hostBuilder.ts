@@ -125,6 +125,7 @@ export class HostBuilder implements RevisionBuilder {
       envsDir: path.join(this.config.dataDir, 'python-envs'),
       tenantId: spec.tenantId,
       appDir: step.appDir,
+      repoDir: buildPaths(this.config.dataDir, spec.revisionId).src,
       python,
       interpreters: this.config.pythonInterpreters,
       progress: step.context.progress,

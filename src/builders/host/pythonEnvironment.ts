@@ -4,8 +4,11 @@
  * requirement replaces a package the server relies on. Environments are kept under `<dataDir>/python-envs/<digest>`,
  * the digest covering the tenant, the Python line, the pins, the requirement strings and the local folders' manifests;
  * a later build with the same digest reuses the directory. Built beside it and renamed into place, so a build that
- * dies leaves no half environment to reuse.
+ * dies leaves no half environment to reuse. A uv project (graphx.json "source") is installed from its uv.lock by
+ * python/uv_project.py with uv from its pinned wheel (uvProject.ts), the lock's digest keying the environment.
  */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '@graphx/kit/errors';
 import type { PythonConfig } from '@graphx/contract/pythonConfig';
@@ -15,7 +18,16 @@ import {
   findPython,
   pipInstallArguments,
   pythonEnvDigest,
+  EXECUTOR_REQUIREMENTS,
 } from '@graphx/runtime/python/pythonRequirements';
+import {
+  usesUv,
+  UV_HOST_ENV,
+  UV_PROJECT_HELPER,
+  UV_REQUIREMENTS,
+  uvProjectArguments,
+  uvProjectRoot,
+} from '@graphx/runtime/python/uvProject';
 import { BuildFailed, type BuildProgress } from '../builder';
 import type { StepCommand } from './hostBuilder';
 
@@ -30,44 +42,95 @@ async function orBuildFailed<T>(progress: BuildProgress, work: () => Promise<T>)
   }
 }
 
-/**
- * Builds (or finds) the environment and returns its interpreter.
- * @param run runs one command as a step of the build (its log, deadline, cancellation and stall watch).
- * @throws BuildFailed naming the key at fault (a reserved dependency, a Python line not available), or pip's failure.
- */
-export async function buildPythonEnvironment(options: {
+interface PythonBuild {
   envsDir: string;
   tenantId: string;
   appDir: string;
+  /** The clone: a uv project's root may be above graphx.json, never outside it. */
+  repoDir: string;
   python: PythonConfig;
   /** The interpreters builds may use (GRAPHX_PYTHON_INTERPRETERS); unset: those found on this machine. */
   interpreters?: string[];
   progress: BuildProgress;
   run: (command: StepCommand) => Promise<void>;
-}): Promise<string> {
+}
+
+const PIP_ENV = { PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1', PIP_PROGRESS_BAR: 'off' };
+
+/**
+ * uv, pinned by version and hash (python/uv-requirements.txt), in a tool environment of its own beside the app
+ * environments, shared by every build (no tenant's setting reaches its install; pip refuses any other wheel).
+ */
+async function uvTool(options: PythonBuild, base: string): Promise<string> {
+  const pin = crypto.createHash('sha256').update(base).update(fs.readFileSync(UV_REQUIREMENTS)).digest('hex').slice(0, 16);
+  const { directory } = await buildIntoCache(
+    path.join(path.dirname(options.envsDir), 'python-tools'),
+    `uv-${pin}`,
+    async (building) => {
+      await options.run({ display: `${base} -m venv <uv ${pin}>`, file: base, args: ['-m', 'venv', building] });
+      const args = ['install', '--require-hashes', '--no-deps', '-r', UV_REQUIREMENTS];
+      await options.run({
+        display: `pip ${args.join(' ')}`,
+        file: path.join(building, 'bin', 'python'),
+        args: ['-m', 'pip', ...args],
+        env: PIP_ENV,
+      });
+    },
+  );
+  return path.join(directory, 'bin', 'uv');
+}
+
+/** The uv project's helper as a build step, run by the environment's interpreter `python`. */
+function uvProjectStep(options: PythonBuild, uv: string, python: string, checkOnly: boolean): StepCommand {
+  const source = options.python.source!;
+  const root = path.resolve(options.appDir, source.root);
+  const args = uvProjectArguments({ uv, root, configDir: options.appDir, pins: EXECUTOR_REQUIREMENTS, source, checkOnly });
+  const display = `uv_project.py${checkOnly ? ' --check-only' : ''} (uv.lock at "source.root" ${source.root})`;
+  return { display, file: python, args: [UV_PROJECT_HELPER, ...args], env: UV_HOST_ENV };
+}
+
+/** The install into the new environment `building`: a uv project's lock, or `dependencies` by pip or uv. */
+async function install(options: PythonBuild, building: string, uv: string | null): Promise<void> {
+  const { python, appDir } = options;
+  const interpreter = path.join(building, 'bin', 'python');
+  if (python.source) return options.run(uvProjectStep(options, uv!, interpreter, false));
+  const { args } = pipInstallArguments(python, appDir, { editable: false });
+  if (uv) {
+    const uvArgs = ['pip', ...args.slice(0, 1), '--python', interpreter, ...args.slice(1)];
+    return options.run({ display: `uv ${uvArgs.join(' ')}`, file: uv, args: uvArgs, env: UV_HOST_ENV });
+  }
+  const env: Record<string, string> = { ...PIP_ENV };
+  if (python.pipConfigFile) env.PIP_CONFIG_FILE = path.resolve(appDir, python.pipConfigFile);
+  await options.run({ display: `pip ${args.join(' ')}`, file: interpreter, args: ['-m', 'pip', ...args], env });
+}
+
+/**
+ * Builds (or finds) the environment and returns its interpreter. A uv project's lock is checked against its
+ * pyproject.toml by every build, a cached environment's too.
+ * @param run runs one command as a step of the build (its log, deadline, cancellation and stall watch).
+ * @throws BuildFailed naming the key at fault (a reserved dependency, a Python line not available), or pip's or uv's
+ *   failure (a uv.lock out of date, a lock pinning a package the server relies on).
+ */
+export async function buildPythonEnvironment(options: PythonBuild): Promise<string> {
   const { python, appDir, progress } = options;
   progress.setPhase('python', `Python ${python.version} environment`);
   const base = await orBuildFailed(progress, async () => {
     checkPythonDependencies(python.dependencies, appDir);
+    if (python.source) uvProjectRoot(python.source, appDir, options.repoDir);
     return findPython(python.version, options.interpreters);
   });
+  const uv = usesUv(python) ? await uvTool(options, base) : null;
   const digest = pythonEnvDigest(python, appDir, options.tenantId);
   const { directory, built } = await buildIntoCache(options.envsDir, digest, async (building) => {
     await options.run({ display: `${base} -m venv <environment ${digest}>`, file: base, args: ['-m', 'venv', building] });
-    const { args } = pipInstallArguments(python, appDir, { editable: false });
-    const env: Record<string, string> = { PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1', PIP_PROGRESS_BAR: 'off' };
-    if (python.pipConfigFile) env.PIP_CONFIG_FILE = path.resolve(appDir, python.pipConfigFile);
-    await options.run({
-      display: `pip ${args.join(' ')}`,
-      file: path.join(building, 'bin', 'python'),
-      args: ['-m', 'pip', ...args],
-      env,
-    });
+    await install(options, building, uv);
   });
+  const interpreter = path.join(directory, 'bin', 'python');
+  if (!built && python.source) await options.run(uvProjectStep(options, uv!, interpreter, true));
   progress.line(
     built
       ? `Python environment ${digest} built; later builds with the same dependencies reuse it.`
       : `Python environment ${digest} reused: the dependencies are those of an earlier build; nothing installed.`,
   );
-  return path.join(directory, 'bin', 'python');
+  return interpreter;
 }

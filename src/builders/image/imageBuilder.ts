@@ -24,6 +24,7 @@ import {
 import { defaultInstallCommand, wantsYarnBerry } from '../packageManagers';
 import { ConfigError } from '@graphx/kit/errors';
 import { checkPythonDependencies } from '@graphx/runtime/python/pythonRequirements';
+import { uvProjectRoot } from '@graphx/runtime/python/uvProject';
 import { watchForStall, type StallWatch } from '../stallWatch';
 
 export interface ImageBuilderOptions {
@@ -55,7 +56,7 @@ export class ImageBuilder implements RevisionBuilder {
     const signal = AbortSignal.any([context.cancelled, AbortSignal.timeout(buildTimeoutSeconds * 1000), stall.signal]);
     let image;
     try {
-      checkPythonDependenciesOf(app, progress);
+      checkPythonDependenciesOf(app, src, progress);
       progress.setPhase('image', `Preparing the runtime image on Node ${nodeMajor}`);
       const runtimeImage = await untilAborted(
         signal,
@@ -157,11 +158,12 @@ export class ImageBuilder implements RevisionBuilder {
   }
 }
 
-/** A reserved or misplaced Python dependency fails the build naming the key, before anything is built. */
-function checkPythonDependenciesOf({ configFile, config }: AppToBuild, progress: BuildContext['progress']): void {
+/** A reserved or misplaced Python dependency (or uv project) fails the build naming the key, before anything is built. */
+function checkPythonDependenciesOf({ configFile, config }: AppToBuild, src: string, progress: BuildContext['progress']): void {
   if (!config.python) return;
   try {
     checkPythonDependencies(config.python.dependencies, path.dirname(configFile));
+    if (config.python.source) uvProjectRoot(config.python.source, path.dirname(configFile), src);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     progress.line(error.message, 'error');

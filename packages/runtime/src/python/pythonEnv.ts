@@ -11,7 +11,15 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { ConfigError } from '@graphx/kit/errors';
 import type { PythonConfig } from '@graphx/contract/graphxConfig';
-import { buildIntoCache, checkPythonDependencies, findPython, pipInstallArguments, pythonEnvDigest } from './pythonRequirements';
+import {
+  buildIntoCache,
+  checkPythonDependencies,
+  EXECUTOR_REQUIREMENTS,
+  findPython,
+  pipInstallArguments,
+  pythonEnvDigest,
+} from './pythonRequirements';
+import { UV_HOST_ENV, UV_PROJECT_HELPER, UV_REQUIREMENTS, uvProjectArguments, uvProjectRoot } from './uvProject';
 
 const run = promisify(execFile);
 
@@ -29,8 +37,14 @@ export async function ensurePythonEnv(options: {
 }): Promise<string> {
   const { config, appDir } = options;
   checkPythonDependencies(config.dependencies, appDir);
+  if (config.source) uvProjectRoot(config.source, appDir, path.parse(appDir).root);
   const { directory } = await buildIntoCache(options.envsDir, pythonEnvDigest(config, appDir), async (building) => {
     await run(await findPython(config.version), ['-m', 'venv', building], { timeout: 120_000 });
+    if (config.source) {
+      const output = await installUvProject(path.join(building, 'bin', 'python'), config, appDir, options.env ?? process.env);
+      for (const line of output.split('\n')) if (line.trim()) options.onLog?.(line);
+      return;
+    }
     const { args, importable } = pipInstallArguments(config, appDir, { editable: true });
     const pipEnv: NodeJS.ProcessEnv = { ...(options.env ?? process.env), PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1' };
     if (config.pipConfigFile) pipEnv.PIP_CONFIG_FILE = path.resolve(appDir, config.pipConfigFile);
@@ -54,4 +68,29 @@ export async function ensurePythonEnv(options: {
     }
   });
   return path.join(directory, 'bin', 'python');
+}
+
+/**
+ * A uv project's lock into the environment of `python` (graphx.json "source"): uv from its pinned wheel into that
+ * environment, then the helper the builds run. @returns the output. @throws ConfigError with the last lines.
+ */
+async function installUvProject(python: string, config: PythonConfig, appDir: string, env: NodeJS.ProcessEnv): Promise<string> {
+  const source = config.source!;
+  const args = uvProjectArguments({
+    uv: path.join(path.dirname(python), 'uv'),
+    root: path.resolve(appDir, source.root),
+    configDir: appDir,
+    pins: EXECUTOR_REQUIREMENTS,
+    source,
+  });
+  const options = { cwd: appDir, env: { ...env, ...UV_HOST_ENV }, timeout: 15 * 60_000, maxBuffer: 64 * 1024 * 1024 };
+  try {
+    await run(python, ['-m', 'pip', '-q', 'install', '--require-hashes', '--no-deps', '-r', UV_REQUIREMENTS], options);
+    const { stdout, stderr } = await run(python, [UV_PROJECT_HELPER, ...args], options);
+    return `${stdout}${stderr}`;
+  } catch (error) {
+    const { stderr, stdout, message } = error as { stderr?: string; stdout?: string; message: string };
+    const tail = `${stdout ?? ''}${stderr ?? message}`.trim().split('\n').slice(-8).join('\n');
+    throw new ConfigError(`graphx.json "source" (uv.lock) could not be installed:\n${tail}`);
+  }
 }

@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { ConfigError } from '@graphx/kit/errors';
 import { OFFERED_PYTHON_VERSIONS, type PythonConfig } from '@graphx/contract/pythonConfig';
 import { EXECUTOR_PYTHONPATH } from './executor';
+import { hashUvInputs, uvImportRoots } from './uvProject';
 
 const run = promisify(execFile);
 
@@ -190,6 +191,7 @@ export function pythonEnvDigest(config: PythonConfig, appDir: string, salt = '')
     }
   }
   if (config.pipConfigFile) hash.update('\npip.conf\n').update(fs.readFileSync(path.resolve(appDir, config.pipConfigFile)));
+  hashUvInputs(hash, config, appDir);
   return hash.digest('hex').slice(0, 24);
 }
 
@@ -257,10 +259,11 @@ export function pipInstallArguments(
 
 /**
  * The folders a built environment leaves to the path, in front of its site-packages: each local folder of
- * `dependencies` and its `src/` (the src layout). A cached environment holds a copy of the local packages of the build
- * that made it; these put the running revision's own code first.
+ * `dependencies` and its `src/` (the src layout), or a uv project's workspace members. A cached environment holds a
+ * copy of the local packages of the build that made it; these put the running revision's own code first.
  */
-export function pythonImportRoots(config: PythonConfig, appDir: string): string[] {
+export function pythonImportRoots(config: PythonConfig, appDir: string, python: string): string[] {
+  if (config.source) return uvImportRoots(config.source, appDir, python);
   const roots: string[] = [];
   for (const dependency of config.dependencies) {
     if (!isLocalDependency(dependency)) continue;

@@ -38,7 +38,8 @@ export async function startPythonExecutor(appConfig: AppConfig, databaseUri: str
     python,
     databaseUri,
     appDir: appConfig.appDir,
-    importRoots: built ? pythonImportRoots(appConfig.python!, appConfig.appDir) : [],
+    // A uv project's members are never installed: the environment names them, built here or by a build.
+    importRoots: built || appConfig.python!.source ? pythonImportRoots(appConfig.python!, appConfig.appDir, python) : [],
     serverMethods: {
       'store.batch': async (params) => store.batch((params.ops as Array<Record<string, unknown>>).map(withoutNulls)),
     },

@@ -1,6 +1,7 @@
 /**
  * One graphx.json naming a JavaScript graph and a Python graph (test/fixtures/apps/runtime-mixed): one server, one
- * wire; and a Python app whose module or dependencies are wrong stops `graphx dev` with a message naming them.
+ * wire; and a Python app whose module or dependencies are wrong stops `graphx dev` with a message naming them. A uv
+ * workspace (pipeline-echo-uv) is served by `graphx dev` from its uv.lock.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -55,6 +56,23 @@ test('a thread run by the Python graph keeps its state, read back through the sa
   expect(state.values.messages.map((message) => message.content)).toEqual(['hi', 'echo: hi', 'ok']);
   expect((await client.threads.get(thread.thread_id)).metadata).toMatchObject({ graph_id: 'py_agent' });
 });
+
+test(
+  'graphx dev serves a uv workspace: the environment made from its uv.lock, the code of its member importable',
+  async () => {
+    const uvApp = await startDevRuntime('pipeline-echo-uv', database.url);
+    try {
+      const uvClient = new Client({ apiUrl: uvApp.url, apiKey: null });
+      // humanize is only in the lock; echo_uv.words only in the workspace member, which is not installed.
+      expect(await uvClient.runs.wait(null, 'agent', { input: { input: 'hello' } })).toMatchObject({
+        echo: 'echo: hello (five letters)',
+      });
+    } finally {
+      await uvApp.stop();
+    }
+  },
+  RUNTIME_START_MS + 30_000,
+);
 
 /** `graphx dev` of a throw-away app: its exit code and output (it must stop by itself). */
 async function startBrokenApp(files: Record<string, string>): Promise<{ status: number | null; output: string }> {
