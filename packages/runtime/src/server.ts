@@ -41,7 +41,7 @@ import { httpExceptionMiddleware } from '@graphx/kit/http/httpException';
 import { corsMiddleware } from './http/cors';
 import { devStudioPagesMiddleware, isDevStudioToken } from './http/devStudio';
 import { bindLoopback } from './http/loopback';
-import { customAppMiddleware, disabledRoutesMiddleware } from './http/customApp';
+import { disabledRoutesMiddleware, unlessServerOwned } from './http/customApp';
 import type { RuntimeServices } from './http/routes/context';
 import { registerRuntimeRoutes } from './http/routes';
 import { passUpgradeThroughApp } from './http/upgrade';
@@ -276,7 +276,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   if (options.devStudio) app.use(devStudioPagesMiddleware());
   app.use(jsonBodyMiddleware({ deferErrors: customApp !== null, maxBytes: tuning.maxRequestBodyBytes }));
   app.use(authMiddleware({ appAuth, controlPlane, devStudio: options.devStudio ? { isToken: isDevStudioToken } : null }));
-  if (customApp) app.use(customAppMiddleware(customApp));
+  if (customApp) app.use(unlessServerOwned(customApp));
   if (appConfig.http.disabled.length > 0) app.use(disabledRoutesMiddleware(appConfig.http.disabled));
   app.use(router.routes());
   app.use(router.allowedMethods());

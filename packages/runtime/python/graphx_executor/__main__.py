@@ -18,6 +18,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from . import auth as app_auth
 from .graphs import Graphs, load_module
+from .http_app import HttpApp
 from .rpc import Connection
 from .store import ServerStore
 
@@ -99,6 +100,8 @@ async def main() -> None:
         auth["object"] = app_auth.load_auth(module, spec["exportName"])
         return {"authenticates": auth["object"]._authenticate_handler is not None}
 
+    http_app = HttpApp()
+
     async def versions(params: dict[str, Any]) -> Any:
         return _versions()
 
@@ -115,12 +118,15 @@ async def main() -> None:
         "get_subgraphs": graphs.get_subgraphs,
         "load_auth": load_auth,
         "versions": versions,
+        "load_http_app": http_app.load,
+        "http_request": http_app.request,
         "authenticate": lambda params: app_auth.authenticate(auth["object"], params),
         "authorize": lambda params: app_auth.authorize(auth["object"], params),
     }
     try:
         await connection.serve(handlers)  # type: ignore[arg-type]
     finally:
+        await http_app.close()
         await pool.close()
 
 
