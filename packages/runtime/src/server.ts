@@ -40,7 +40,7 @@ import { importAsApp } from './graphSchemas';
 import { httpExceptionMiddleware } from '@graphx/kit/http/httpException';
 import { corsMiddleware } from './http/cors';
 import { devStudioPagesMiddleware, isDevStudioToken } from './http/devStudio';
-import { bindLoopback } from './http/loopback';
+import { bindLoopback, loopbackBaseUrl, loopbackToken } from './http/loopback';
 import { disabledRoutesMiddleware, unlessServerOwned } from './http/customApp';
 import type { RuntimeServices } from './http/routes/context';
 import { registerRuntimeRoutes } from './http/routes';
@@ -292,6 +292,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   });
   const port = (server.address() as { port: number }).port;
   bindLoopback(options.host, port);
+  // Python app code's `get_client()` without a url reaches this server as JavaScript's `new Client()` does.
+  if (python) await python.call('set_loopback', { url: loopbackBaseUrl(), token: loopbackToken() });
   shipper?.kick();
   backgroundRuns.kick();
   cronScheduler.kick();

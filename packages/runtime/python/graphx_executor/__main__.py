@@ -17,6 +17,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from . import auth as app_auth
+from . import loopback
 from .graphs import Graphs, load_module
 from .http_app import HttpApp
 from .rpc import Connection
@@ -81,6 +82,7 @@ def _versions() -> dict[str, str | None]:
 
 async def main() -> None:
     logging.basicConfig(level=os.environ.get("GRAPHX_EXECUTOR_LOG_LEVEL", "WARNING"), stream=sys.stderr)
+    loopback.install()
     connection = await Connection.from_fd(int(os.environ.get("GRAPHX_EXECUTOR_FD", "3")))
     saver, pool = await _open_checkpointer(os.environ["DATABASE_URI"])
     graphs = Graphs(saver, ServerStore(connection))
@@ -120,6 +122,7 @@ async def main() -> None:
         "versions": versions,
         "load_http_app": http_app.load,
         "http_request": http_app.request,
+        "set_loopback": loopback.set_loopback,
         "authenticate": lambda params: app_auth.authenticate(auth["object"], params),
         "authorize": lambda params: app_auth.authorize(auth["object"], params),
     }
