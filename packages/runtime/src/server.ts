@@ -40,6 +40,7 @@ import { importAsApp } from './graphSchemas';
 import { httpExceptionMiddleware } from '@graphx/kit/http/httpException';
 import { corsMiddleware } from './http/cors';
 import { devStudioPagesMiddleware, isDevStudioToken } from './http/devStudio';
+import { headerRuleMiddleware, headerRuleOf } from './http/requestHeaders';
 import { bindLoopback, loopbackBaseUrl, loopbackToken } from './http/loopback';
 import { disabledRoutesMiddleware, unlessServerOwned } from './http/customApp';
 import type { RuntimeServices } from './http/routes/context';
@@ -276,6 +277,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   if (options.devStudio) app.use(devStudioPagesMiddleware());
   app.use(jsonBodyMiddleware({ deferErrors: customApp !== null, maxBytes: tuning.maxRequestBodyBytes }));
   app.use(authMiddleware({ appAuth, controlPlane, devStudio: options.devStudio ? { isToken: isDevStudioToken } : null }));
+  if (appConfig.http.configurableHeaders) app.use(headerRuleMiddleware(headerRuleOf(appConfig.http.configurableHeaders)));
   if (customApp) app.use(unlessServerOwned(customApp));
   if (appConfig.http.disabled.length > 0) app.use(disabledRoutesMiddleware(appConfig.http.disabled));
   app.use(router.routes());

@@ -1,7 +1,8 @@
 /**
  * graphx.json `http` in `graphx dev`, for both languages: a custom app (`http.app`: a Fetch-style app in JavaScript, a
  * FastAPI app in Python) answers its own routes first and leaves the rest to the API; `http.cors` governs preflights
- * and responses; `http.disable_store` turns the store routes off.
+ * and responses; `http.configurable_headers` chooses the headers a run sees; `http.disable_store` turns the store
+ * routes off.
  */
 import { Client } from '@langchain/langgraph-sdk';
 import {
@@ -52,6 +53,28 @@ describe.each(graphLanguages())('%s app', (language: GraphLanguage) => {
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) received += decoder.decode(chunk.value);
     expect(received).toBe('data: first\n\ndata: released\n\n');
   });
+
+  test('a client that goes away mid-stream cancels the custom route, and the server keeps serving', async () => {
+    const gone = new AbortController();
+    const response = await fetch(`${runtime.url}/custom/stream`, { signal: gone.signal });
+    const reader = response.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: first\n\n');
+    gone.abort();
+    const streamEnd = async () => ((await (await fetch(`${runtime.url}/custom/stream/end`)).json()) as { end: string }).end;
+    for (let attempt = 0; attempt < 50 && (await streamEnd()) === 'open'; attempt += 1) await sleep(100);
+    expect(await streamEnd()).toBe('cancelled');
+  });
+
+  test('a custom route that throws answers 500, and the server keeps serving', async () => {
+    expect((await fetch(`${runtime.url}/custom/fail`)).status).toBe(500);
+    expect(await (await fetch(`${runtime.url}/custom/hello`)).json()).toEqual({ hello: 'world' });
+  });
+
+  if (language === 'python') {
+    test("the Python app's lifespan runs, and its state reaches the app's requests", async () => {
+      expect(await (await fetch(`${runtime.url}/custom/lifespan`)).json()).toEqual({ started_by: 'lifespan' });
+    });
+  }
 
   test('the custom app never shadows /ok, /metrics, /docs or /openapi.json', async () => {
     expect(await (await fetch(`${runtime.url}/ok`)).json()).toEqual({ ok: true });
@@ -136,11 +159,18 @@ describe.each(graphLanguages())('%s app', (language: GraphLanguage) => {
     expect(refused.headers.get('access-control-allow-origin')).toBeNull();
   });
 
-  test("a run's graph sees the request's x-* headers and user-agent in configurable, never credentials", async () => {
+  test("a run's graph sees the request headers http.configurable_headers lets through, never credentials", async () => {
     const client = new Client({
       apiUrl: runtime.url,
       apiKey: null,
-      defaultHeaders: { 'x-request-tag': 'from-header', 'x-api-key': 'a-secret', 'x-graphx-loopback': 'forged' },
+      defaultHeaders: {
+        'x-request-tag': 'from-header',
+        'my-prefix-team': 'blue',
+        'x-secret-token': 'excluded',
+        'accept-language': 'fr',
+        'x-api-key': 'a-secret',
+        'x-graphx-loopback': 'forged',
+      },
     });
     const values = (await client.runs.wait(null, 'headers', {
       input: {},
@@ -149,6 +179,10 @@ describe.each(graphLanguages())('%s app', (language: GraphLanguage) => {
     // As the anchor: the header wins over the same key sent in the body.
     expect(values.seen['x-request-tag']).toBe('from-header');
     expect(values.seen['user-agent']).toBeTruthy();
+    // `includes` names any header; `excludes` wins over it; what no pattern includes stays out.
+    expect(values.seen['my-prefix-team']).toBe('blue');
+    expect(values.seen).not.toHaveProperty('x-secret-token');
+    expect(values.seen).not.toHaveProperty('accept-language');
     expect(values.seen).not.toHaveProperty('x-api-key');
     expect(values.seen).not.toHaveProperty('x-graphx-loopback');
   });
