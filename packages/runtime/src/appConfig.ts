@@ -50,7 +50,7 @@ export interface AppConfig {
 }
 
 export interface HttpConfig {
-  /** A Fetch-style app (`fetch(request)`, e.g. Hono) mounted before the API routes. */
+  /** A Fetch-style app (`fetch(request)`, e.g. Hono) or a Python ASGI app (Starlette, FastAPI), asked before the API. */
   app: ModuleExportRef | null;
   cors: CorsConfig | null;
   disabled: RouteGroup[];

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+import urllib.parse
 from typing import Any, AsyncIterator
 
 from .graphs import load_module
@@ -100,15 +101,15 @@ class HttpApp:
             await self.lifespan.shutdown()
 
     async def request(self, params: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
-        path: str = params["path"]
+        raw_path: str = params["path"]  # as sent; ASGI's `path` is percent-decoded
         scope: dict[str, Any] = {
             "type": "http",
             "asgi": {"version": "3.0", "spec_version": "2.3"},
             "http_version": "1.1",
             "method": params["method"],
             "scheme": params.get("scheme", "http"),
-            "path": path,
-            "raw_path": path.encode(),
+            "path": urllib.parse.unquote(raw_path),
+            "raw_path": raw_path.encode(),
             "query_string": params.get("query", "").encode(),
             "root_path": "",
             "headers": [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in params["headers"]],

@@ -1,10 +1,12 @@
 /** Which request headers a run's graph sees, with and without graphx.json `http.configurable_headers`. */
 import type Koa from 'koa';
+import type { RunRequest } from '../../src/execution/runService';
 import { headerRuleOf, withRequestHeaders } from '../../src/http/requestHeaders';
 
 function seen(headers: Record<string, string>, rule = headerRuleOf(null)): Record<string, unknown> {
   const ctx = { headers, state: { headerRule: rule } } as unknown as Koa.Context;
-  return withRequestHeaders({ config: {} }, ctx).config?.configurable ?? {};
+  const body: Pick<RunRequest, 'config'> = { config: {} };
+  return (withRequestHeaders(body, ctx).config?.configurable as Record<string, unknown> | undefined) ?? {};
 }
 
 const request = {
