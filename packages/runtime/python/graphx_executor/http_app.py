@@ -55,7 +55,10 @@ class Lifespan:
         try:
             await self.app(scope, self._inbox.get, self._outbox.put)
         except BaseException as error:  # noqa: BLE001 - an app without lifespan support raises on its scope
-            await self._outbox.put({"type": "graphx.lifespan.unsupported", "error": error})
+            log.debug("http.app has no lifespan: %r", error)
+        finally:
+            # Also what an app that returns without a word about its lifespan answers: nothing to wait for.
+            await self._outbox.put({"type": "graphx.lifespan.ended"})
 
     async def startup(self) -> None:
         self._task = asyncio.create_task(self._run())
