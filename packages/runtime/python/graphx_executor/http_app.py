@@ -1,7 +1,7 @@
 """graphx.json `http.app` naming a Python ASGI app (Starlette, FastAPI): the agent server hands it, over the RPC, each
 request it may take. A Starlette app's own router decides (a route matching path and method takes the request; none
 matching means "not mine" and the server's API answers, as the Python server merges the app's routes in front of its
-own); any other ASGI callable is asked, and a 404 from it means "not mine". Its lifespan runs from load to close.
+own; a route matching the path for another method answers, with its 405, only when the API has nothing either); any other ASGI callable is asked, and a 404 from it means "not mine". Its lifespan runs from load to close.
 
 A request is one streaming call: the answer's start (`{"status", "headers"}`, or `{"pass": true}`) then its body in
 chunks (`{"body": base64}`) as the app sends them, so a StreamingResponse / SSE endpoint reaches the client as it goes.
@@ -26,18 +26,22 @@ def _routes_of(app: Any) -> list[Any] | None:
     return routes if isinstance(routes, list) else None
 
 
-def _takes(app: Any, scope: dict[str, Any]) -> bool | None:
-    """Whether a route of a Starlette app fully matches (path and method); None when the app has no router."""
+def _match(app: Any, scope: dict[str, Any]) -> str | None:
+    """How a Starlette app's routes match: "full" (path and method), "partial" (a path, another method), "none";
+    None when the app has no router."""
     routes = _routes_of(app)
     if routes is None:
         return None
     from starlette.routing import Match
 
+    best = "none"
     for route in routes:
         match, _ = route.matches(scope)
         if match == Match.FULL:
-            return True
-    return False
+            return "full"
+        if match == Match.PARTIAL:
+            best = "partial"
+    return best
 
 
 class Lifespan:
@@ -120,9 +124,10 @@ class HttpApp:
             "server": None,
             "state": dict(self.lifespan.state) if self.lifespan else {},
         }
-        takes = _takes(self.app, scope)
-        if takes is False:
-            yield {"pass": True}
+        match = _match(self.app, scope)
+        # A near miss is the API's first; only if nothing of the API answers does the app's route (its 405).
+        if match == "none" or (match == "partial" and not params.get("force")):
+            yield {"pass": True, "partial": match == "partial"}
             return
         body: bytes = (params.get("body") or "").encode()
         messages: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
@@ -153,7 +158,7 @@ class HttpApp:
                     break
                 if message["type"] == "http.response.start":
                     status = int(message["status"])
-                    if takes is None and status == 404:
+                    if match is None and status == 404:
                         yield {"pass": True}
                         return
                     started = True

@@ -74,6 +74,21 @@ describe.each(graphLanguages())('%s app', (language: GraphLanguage) => {
     test("the Python app's lifespan runs, and its state reaches the app's requests", async () => {
       expect(await (await fetch(`${runtime.url}/custom/lifespan`)).json()).toEqual({ started_by: 'lifespan' });
     });
+
+    test("as under the Python server, a path of the app asked with another method is the API's first, else the app's 405", async () => {
+      const put = await fetch(`${runtime.url}/threads/search`, { method: 'PUT' });
+      expect(await put.json()).toEqual({ custom: 'put' });
+      const post = await fetch(`${runtime.url}/threads/search`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(post.status).toBe(200);
+      expect(Array.isArray(await post.json())).toBe(true);
+      const wrongMethod = await fetch(`${runtime.url}/custom/hello`, { method: 'DELETE' });
+      expect(wrongMethod.status).toBe(405);
+      expect(await wrongMethod.json()).toEqual({ detail: 'Method Not Allowed' });
+    });
   }
 
   test('the custom app never shadows /ok, /metrics, /docs or /openapi.json', async () => {
