@@ -18,7 +18,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from . import auth as app_auth
 from . import loopback
-from .graphs import Graphs, load_module
+from .graphs import Graphs, load_app_module
 from .http_app import HttpApp
 from .rpc import Connection
 from .store import ServerStore
@@ -94,11 +94,7 @@ async def main() -> None:
 
     async def load_auth(params: dict[str, Any]) -> Any:
         spec = params["auth"]
-        where = spec.get("module") or spec.get("file")
-        try:
-            module = load_module(params["app_dir"], spec)
-        except Exception as error:
-            raise ImportError(f"Cannot load {where}: {type(error).__name__}: {error}") from error
+        module = load_app_module(params["app_dir"], spec)
         auth["object"] = app_auth.load_auth(module, spec["exportName"])
         return {"authenticates": auth["object"]._authenticate_handler is not None}
 

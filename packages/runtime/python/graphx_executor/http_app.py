@@ -15,7 +15,7 @@ import logging
 import urllib.parse
 from typing import Any, AsyncIterator
 
-from .graphs import load_module
+from .graphs import load_app_module
 
 log = logging.getLogger("graphx_executor")
 
@@ -91,11 +91,7 @@ class HttpApp:
     async def load(self, params: dict[str, Any]) -> dict[str, Any]:
         spec = params["app"]
         where = spec.get("module") or spec.get("file")
-        try:
-            module = load_module(params["app_dir"], spec)
-        except Exception as error:
-            raise ImportError(f"Cannot load {where}: {type(error).__name__}: {error}") from error
-        app = getattr(module, spec["exportName"], None)
+        app = getattr(load_app_module(params["app_dir"], spec), spec["exportName"], None)
         if app is None or not callable(app):
             raise TypeError(f"{where}:{spec['exportName']} is not an ASGI app (a Starlette or FastAPI app)")
         self.app = app
