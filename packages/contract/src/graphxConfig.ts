@@ -66,11 +66,25 @@ export interface CorsConfig {
   max_age?: number;
 }
 
+/**
+ * graphx.json `http.configurable_headers` (the anchor's keys, `include`/`exclude` accepted too): which request headers
+ * a run's graph sees in `config.configurable`; patterns are literal but for `*`.
+ */
+export interface ConfigurableHeadersConfig {
+  includes: string[];
+  excludes: string[];
+}
+
 export interface GraphxConfig {
   graphs: GraphEntry[];
   env: EnvSource;
   auth: ExportRef | null;
-  http: { app: ExportRef | null; cors: CorsConfig | null; disabled: RouteGroup[] };
+  http: {
+    app: ExportRef | null;
+    cors: CorsConfig | null;
+    disabled: RouteGroup[];
+    configurableHeaders: ConfigurableHeadersConfig | null;
+  };
   /** Generative UI: agent name → component file, and the packages the page shares with it. */
   ui: { components: Record<string, string>; shared: string[] };
   /** Extra lines of the revision image's Dockerfile (checked: none reaches another image, cache or network). */
@@ -200,6 +214,12 @@ const schema = Joi.object({
       expose_headers: Joi.array().items(Joi.string()),
       max_age: Joi.number().integer().min(0),
     }).unknown(true),
+    configurable_headers: Joi.object({
+      includes: Joi.array().items(Joi.string()),
+      include: Joi.array().items(Joi.string()),
+      excludes: Joi.array().items(Joi.string()),
+      exclude: Joi.array().items(Joi.string()),
+    }).unknown(true),
     ...Object.fromEntries(ROUTE_GROUPS.map((group) => [`disable_${group}`, Joi.boolean()])),
   }).unknown(true),
   node_version: Joi.alternatives(Joi.string(), Joi.number()),
@@ -214,6 +234,11 @@ const schema = Joi.object({
     package: Joi.string().trim().min(1),
   }),
 }).unknown(true);
+
+function configurableHeadersOf(value: Record<string, string[] | undefined> | undefined): ConfigurableHeadersConfig | null {
+  if (!value) return null;
+  return { includes: value.includes ?? value.include ?? [], excludes: value.excludes ?? value.exclude ?? [] };
+}
 
 /** `<file>:<export>` → its parts; a missing export is `default`. */
 export function exportRef(text: string): ExportRef {
@@ -322,6 +347,7 @@ export function parseGraphxConfig(
       app: httpApp,
       cors: value.http?.cors ?? null,
       disabled: ROUTE_GROUPS.filter((group) => value.http?.[`disable_${group}`] === true),
+      configurableHeaders: configurableHeadersOf(value.http?.configurable_headers),
     },
     ui: { components: value.ui ?? {}, shared: value.ui_config?.shared ?? [] },
     dockerfileLines: options.runner === 'container' ? dockerfileLines(record) : [],

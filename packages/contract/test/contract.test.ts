@@ -91,6 +91,26 @@ describe('graphx.json', () => {
     );
   });
 
+  test('http.app may name a Python ASGI app; http.configurable_headers takes includes/excludes (or include/exclude)', () => {
+    const http = (value: unknown) => parseGraphxConfig(text({ http: value }), { runner: 'process' }).config.http;
+    expect(http({ app: './web/app.py:app' }).app).toEqual({
+      path: './web/app.py',
+      exportName: 'app',
+      language: 'python',
+      module: null,
+    });
+    expect(http({ configurable_headers: { includes: ['x-*'], excludes: ['x-secret'] } }).configurableHeaders).toEqual({
+      includes: ['x-*'],
+      excludes: ['x-secret'],
+    });
+    expect(http({ configurable_headers: { include: ['my-*'] } }).configurableHeaders).toEqual({
+      includes: ['my-*'],
+      excludes: [],
+    });
+    expect(http({}).configurableHeaders).toBeNull();
+    expect(() => http({ configurable_headers: { includes: 'x-*' } })).toThrow(/includes/);
+  });
+
   test('an undocumented key fails a build naming it, and only warns graphx dev', () => {
     expect(() => parseGraphxConfig(text({ grahps: {} }), { runner: 'process' })).toThrow(GraphxConfigError);
     expect(() => parseGraphxConfig(text({ grahps: {} }), { runner: 'process' })).toThrow(/unknown key\(s\) "grahps"/);

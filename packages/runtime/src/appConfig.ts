@@ -10,6 +10,7 @@ import {
   missingEnvFileWarning,
   parseEnvFile,
   readGraphxConfig,
+  type ConfigurableHeadersConfig,
   type CorsConfig,
   type EnvSource,
   type ExportRef,
@@ -49,10 +50,12 @@ export interface AppConfig {
 }
 
 export interface HttpConfig {
-  /** A Fetch-style app (`fetch(request)`, e.g. Hono) mounted before the API routes. */
+  /** A Fetch-style app (`fetch(request)`, e.g. Hono) or a Python ASGI app (Starlette, FastAPI), asked before the API. */
   app: ModuleExportRef | null;
   cors: CorsConfig | null;
   disabled: RouteGroup[];
+  /** `http.configurable_headers`: which request headers a run's graph sees (null: `x-*` and `user-agent`). */
+  configurableHeaders: ConfigurableHeadersConfig | null;
 }
 
 /** An export of graphx.json with its module's absolute path. */
@@ -108,6 +111,7 @@ export function loadAppConfig(configPath: string): AppConfig {
       app: config.http.app ? resolved(config.http.app, appDir) : null,
       cors: config.http.cors,
       disabled: config.http.disabled,
+      configurableHeaders: config.http.configurableHeaders,
     },
     ui: config.ui,
     python: config.python,

@@ -9,10 +9,12 @@ import type { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import type { AppConfig } from './appConfig';
 import { isJsAuth, jsAppAuth, type AppAuth } from './auth/appAuth';
 import { GraphRegistry } from './graphs';
-import { asFetchApp, type FetchApp } from './http/customApp';
+import type Koa from 'koa';
+import { asFetchApp, customAppMiddleware } from './http/customApp';
 import { importExport } from './moduleLoader';
 import type { PythonExecutor } from './python/executor';
 import { pythonAppAuth } from './python/pythonAuth';
+import { pythonAppMiddleware } from './python/pythonHttpApp';
 import { startPythonExecutor } from './python/startExecutor';
 import { assistantDefaultsFromEnv } from './settings';
 
@@ -28,13 +30,25 @@ async function loadAppAuth(config: AppConfig, python: PythonExecutor | null): Pr
   return jsAppAuth(exported);
 }
 
+/** graphx.json `http.app` as the middleware that asks it first: a Fetch-style (Hono) app, or a Python ASGI app. */
+async function loadCustomApp(config: AppConfig, python: PythonExecutor | null): Promise<Koa.Middleware | null> {
+  const ref = config.http.app;
+  if (!ref) return null;
+  if (ref.language === 'python') {
+    return pythonAppMiddleware(python!, ref, config.appDir).catch((error: Error) => {
+      throw new ConfigError(`http.app: ${error.message}`);
+    });
+  }
+  return customAppMiddleware(asFetchApp(await importExport(ref), `${ref.file}:${ref.exportName}`));
+}
+
 /** The application's code: its Python executor (when it has Python modules), graphs, auth and custom app. */
 export async function loadApplication(
   appConfig: AppConfig,
   databaseUri: string,
   checkpointer: PostgresSaver,
   store: BaseStore,
-): Promise<{ python: PythonExecutor | null; graphs: GraphRegistry; appAuth: AppAuth | null; customApp: FetchApp | null }> {
+): Promise<{ python: PythonExecutor | null; graphs: GraphRegistry; appAuth: AppAuth | null; customApp: Koa.Middleware | null }> {
   const python = appConfig.python ? await startPythonExecutor(appConfig, databaseUri, store) : null;
   try {
     const graphs = await GraphRegistry.load(
@@ -45,9 +59,7 @@ export async function loadApplication(
       python ? { executor: python, appDir: appConfig.appDir } : undefined,
     );
     const appAuth = await loadAppAuth(appConfig, python);
-    const customApp: FetchApp | null = appConfig.http.app
-      ? asFetchApp(await importExport(appConfig.http.app), `${appConfig.http.app.file}:${appConfig.http.app.exportName}`)
-      : null;
+    const customApp = await loadCustomApp(appConfig, python);
     return { python, graphs, appAuth, customApp };
   } catch (error) {
     await python?.close();

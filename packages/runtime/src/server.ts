@@ -40,8 +40,9 @@ import { importAsApp } from './graphSchemas';
 import { httpExceptionMiddleware } from '@graphx/kit/http/httpException';
 import { corsMiddleware } from './http/cors';
 import { devStudioPagesMiddleware, isDevStudioToken } from './http/devStudio';
-import { bindLoopback } from './http/loopback';
-import { customAppMiddleware, disabledRoutesMiddleware } from './http/customApp';
+import { headerRuleMiddleware, headerRuleOf } from './http/requestHeaders';
+import { bindLoopback, loopbackBaseUrl, loopbackToken } from './http/loopback';
+import { disabledRoutesMiddleware, unlessServerOwned } from './http/customApp';
 import type { RuntimeServices } from './http/routes/context';
 import { registerRuntimeRoutes } from './http/routes';
 import { passUpgradeThroughApp } from './http/upgrade';
@@ -276,7 +277,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   if (options.devStudio) app.use(devStudioPagesMiddleware());
   app.use(jsonBodyMiddleware({ deferErrors: customApp !== null, maxBytes: tuning.maxRequestBodyBytes }));
   app.use(authMiddleware({ appAuth, controlPlane, devStudio: options.devStudio ? { isToken: isDevStudioToken } : null }));
-  if (customApp) app.use(customAppMiddleware(customApp));
+  if (appConfig.http.configurableHeaders) app.use(headerRuleMiddleware(headerRuleOf(appConfig.http.configurableHeaders)));
+  if (customApp) app.use(unlessServerOwned(customApp));
   if (appConfig.http.disabled.length > 0) app.use(disabledRoutesMiddleware(appConfig.http.disabled));
   app.use(router.routes());
   app.use(router.allowedMethods());
@@ -292,6 +294,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   });
   const port = (server.address() as { port: number }).port;
   bindLoopback(options.host, port);
+  // Python app code's `get_client()` without a url reaches this server as JavaScript's `new Client()` does.
+  if (python) await python.call('set_loopback', { url: loopbackBaseUrl(), token: loopbackToken() });
   shipper?.kick();
   backgroundRuns.kick();
   cronScheduler.kick();

@@ -17,7 +17,9 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from . import auth as app_auth
-from .graphs import Graphs, load_module
+from . import loopback
+from .graphs import Graphs, load_app_module
+from .http_app import HttpApp
 from .rpc import Connection
 from .store import ServerStore
 
@@ -99,6 +101,7 @@ def _die_with_the_server() -> None:
 
 async def main() -> None:
     logging.basicConfig(level=os.environ.get("GRAPHX_EXECUTOR_LOG_LEVEL", "WARNING"), stream=sys.stderr)
+    loopback.install()
     connection = await Connection.from_fd(int(os.environ.get("GRAPHX_EXECUTOR_FD", "3")))
     saver, pool = await _open_checkpointer(os.environ["DATABASE_URI"])
     graphs = Graphs(saver, ServerStore(connection))
@@ -110,13 +113,11 @@ async def main() -> None:
 
     async def load_auth(params: dict[str, Any]) -> Any:
         spec = params["auth"]
-        where = spec.get("module") or spec.get("file")
-        try:
-            module = load_module(params["app_dir"], spec)
-        except Exception as error:
-            raise ImportError(f"Cannot load {where}: {type(error).__name__}: {error}") from error
+        module = load_app_module(params["app_dir"], spec)
         auth["object"] = app_auth.load_auth(module, spec["exportName"])
         return {"authenticates": auth["object"]._authenticate_handler is not None}
+
+    http_app = HttpApp()
 
     async def versions(params: dict[str, Any]) -> Any:
         return _versions()
@@ -134,12 +135,16 @@ async def main() -> None:
         "get_subgraphs": graphs.get_subgraphs,
         "load_auth": load_auth,
         "versions": versions,
+        "load_http_app": http_app.load,
+        "http_request": http_app.request,
+        "set_loopback": loopback.set_loopback,
         "authenticate": lambda params: app_auth.authenticate(auth["object"], params),
         "authorize": lambda params: app_auth.authorize(auth["object"], params),
     }
     try:
         await connection.serve(handlers)  # type: ignore[arg-type]
     finally:
+        await http_app.close()
         await pool.close()
 
 

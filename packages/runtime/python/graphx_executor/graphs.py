@@ -46,6 +46,15 @@ def load_module(app_dir: str, spec: dict[str, Any]) -> ModuleType:
     return module
 
 
+def load_app_module(app_dir: str, spec: dict[str, Any]) -> ModuleType:
+    """The module an app's graphx.json names (its auth, its http.app); a failure names it."""
+    try:
+        return load_module(app_dir, spec)
+    except Exception as error:
+        where = spec.get("module") or spec.get("file")
+        raise ImportError(f"Cannot load {where}: {type(error).__name__}: {error}") from error
+
+
 def _compiled(value: Any, graph_id: str) -> Pregel:
     if isinstance(value, Pregel):
         return value

@@ -118,6 +118,14 @@ export function customAppMiddleware(app: FetchApp): Koa.Middleware {
   };
 }
 
+/** Paths the server answers whatever the app's `http.app` serves (the platform's probes and the API's own docs). */
+const NEVER_SHADOWED = new Set(['/ok', '/metrics', '/docs', '/openapi.json']);
+
+/** The custom app's middleware, skipped for the paths it may not shadow. */
+export function unlessServerOwned(middleware: Koa.Middleware): Koa.Middleware {
+  return (ctx, next) => (NEVER_SHADOWED.has(ctx.path) ? next() : middleware(ctx, next));
+}
+
 /** The route group of an API path (the anchor's `http.disable_<group>` names); null for paths no flag covers. */
 export function routeGroupOf(path: string): RouteGroup | null {
   if (/^\/threads\/[^/]+\/runs(\/|$)/.test(path) || /^\/runs(\/|$)/.test(path)) return 'runs';

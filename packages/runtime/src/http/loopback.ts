@@ -35,6 +35,11 @@ export function bindLoopback(host: string, port: number): void {
   global[Symbol.for('langgraph_api:fetch')] = loopbackFetch;
 }
 
+/** The server's own address for loopback requests, once it listens. */
+export function loopbackBaseUrl(): string | null {
+  return baseUrl;
+}
+
 /** `fetch` that adds the loopback token to requests for this server (and only to those). */
 export function loopbackFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
   if (!baseUrl) throw new Error('The runtime is not serving yet');

@@ -9,6 +9,9 @@ import { Client } from '@langchain/langgraph-sdk';
 import { createTenant } from '../../../../test/support/env';
 import {
   createTestDatabase,
+  fixtureIn,
+  graphLanguages,
+  RUNTIME_START_MS,
   seedDeployment,
   startControlPlane,
   startDeployedRuntime,
@@ -94,23 +97,27 @@ test('without custom auth, no key or a key of another tenant is a 401 and a key 
   expect((await fetch(`${runtime.url}/info`)).status).toBe(200);
 });
 
-test("the app's own Client (no address) passes key auth, a forged loopback header does not, a webhook path is refused", async () => {
-  const app = await deploy('runtime-http');
-  const self = await fetch(`${app.url}/custom/self`, { headers: { 'x-api-key': tenant.apiKey } });
-  expect(self.status).toBe(200);
-  expect(await self.json()).toEqual({ assistants: ['agent'] });
-  const forged = await streamRun(app.url, { 'x-graphx-loopback': 'guessed-token' });
-  expect(forged.status).toBe(401);
-  // A deployed app refuses webhook paths (they would drive its own routes) unless its operator allows loopback.
-  const client = new Client({ apiUrl: app.url, apiKey: tenant.apiKey });
-  await client.runs.create(null, 'agent', { input: hi, webhook: '/custom/hook' });
-  for (let attempt = 0; attempt < 100 && !app.output().includes('GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS=any'); attempt += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  expect(app.output()).toContain('a webhook path posts to the app itself: refused');
-  const hook = await fetch(`${app.url}/custom/hook`, { headers: { 'x-api-key': tenant.apiKey } });
-  expect(((await hook.json()) as { hook: unknown }).hook).toBeNull();
-});
+test.each(graphLanguages())(
+  "the app's own Client (no address) passes key auth, a forged loopback header does not, a webhook path is refused (%s app)",
+  async (language) => {
+    const app = await deploy(fixtureIn('runtime-http', language));
+    const self = await fetch(`${app.url}/custom/self`, { headers: { 'x-api-key': tenant.apiKey } });
+    expect(self.status).toBe(200);
+    expect(await self.json()).toEqual({ assistants: ['agent'] });
+    const forged = await streamRun(app.url, { 'x-graphx-loopback': 'guessed-token' });
+    expect(forged.status).toBe(401);
+    // A deployed app refuses webhook paths (they would drive its own routes) unless its operator allows loopback.
+    const client = new Client({ apiUrl: app.url, apiKey: tenant.apiKey });
+    await client.runs.create(null, 'agent', { input: hi, webhook: '/custom/hook' });
+    for (let attempt = 0; attempt < 100 && !app.output().includes('GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS=any'); attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(app.output()).toContain('a webhook path posts to the app itself: refused');
+    const hook = await fetch(`${app.url}/custom/hook`, { headers: { 'x-api-key': tenant.apiKey } });
+    expect(((await hook.json()) as { hook: unknown }).hook).toBeNull();
+  },
+  RUNTIME_START_MS,
+);
 
 test('the MCP endpoint takes the tenant key as every route does: a client without it cannot connect, one with it calls a tool', async () => {
   const connect = async (headers: Record<string, string>) => {

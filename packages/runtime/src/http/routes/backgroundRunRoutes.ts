@@ -58,7 +58,7 @@ export function registerBackgroundRunRoutes(router: Router, services: RuntimeSer
   router.post('/runs/batch', async (ctx) => {
     const items = Array.isArray(ctx.state.body) ? (ctx.state.body as unknown[]).map(snakeCaseKeys) : ctx.state.body;
     const requests = validatePart<RawRunBody[]>(runBatchBody, items, 'body').map((body, index) =>
-      withStreamModes(withRequestHeaders(scopedToThread(body, null, ['body', index]), ctx.headers)),
+      withStreamModes(withRequestHeaders(scopedToThread(body, null, ['body', index]), ctx)),
     );
     for (const request of requests) await services.assistants.forRun(request.assistant_id, userOf(ctx));
     const runs = [];

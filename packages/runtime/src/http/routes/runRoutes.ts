@@ -26,7 +26,7 @@ export type RawRunBody = Omit<RunRequest, 'stream_mode'> & { stream_mode?: ApiSt
  */
 export function readRunRequest(ctx: Koa.Context, threadId: string | null): RunRequest {
   const body = (fastRunBody(ctx.state.body) as RawRunBody | null) ?? validatePart<RawRunBody>(runBody, ctx.state.body, 'body');
-  return withStreamModes(withRequestHeaders(scopedToThread(body, threadId, ['body']), ctx.headers));
+  return withStreamModes(withRequestHeaders(scopedToThread(body, threadId, ['body']), ctx));
 }
 
 /** A validated run body with `stream_mode` as a list (`values` when none was asked for). */
