@@ -9,7 +9,16 @@ import fs from 'node:fs';
 import { parseEnv } from 'node:util';
 import Joi from 'joi';
 import { moduleLanguage, pythonConfigOf, type ModuleLanguage, type PythonConfig } from './pythonConfig';
+import {
+  configurableHeadersOf,
+  httpSchema,
+  ROUTE_GROUPS,
+  type ConfigurableHeadersConfig,
+  type CorsConfig,
+  type RouteGroup,
+} from './httpConfig';
 
+export { ROUTE_GROUPS, type ConfigurableHeadersConfig, type CorsConfig, type RouteGroup } from './httpConfig';
 export {
   DEFAULT_PYTHON_VERSION,
   OFFERED_PYTHON_VERSIONS,
@@ -50,30 +59,6 @@ export type EnvSource =
   | { kind: 'values'; values: Record<string, string> }
   | { kind: 'file'; path: string }
   | { kind: 'names'; names: string[] };
-
-/** Route groups `http.disable_<group>` turns off (the anchor's names). */
-export const ROUTE_GROUPS = ['assistants', 'threads', 'runs', 'store', 'meta', 'ui', 'mcp'] as const;
-export type RouteGroup = (typeof ROUTE_GROUPS)[number];
-
-/** graphx.json `http.cors` (the anchor's keys). */
-export interface CorsConfig {
-  allow_origins?: string[];
-  allow_origin_regex?: string;
-  allow_methods?: string[];
-  allow_headers?: string[];
-  allow_credentials?: boolean;
-  expose_headers?: string[];
-  max_age?: number;
-}
-
-/**
- * graphx.json `http.configurable_headers` (the anchor's keys, `include`/`exclude` accepted too): which request headers
- * a run's graph sees in `config.configurable`; patterns are literal but for `*`.
- */
-export interface ConfigurableHeadersConfig {
-  includes: string[];
-  excludes: string[];
-}
 
 export interface GraphxConfig {
   graphs: GraphEntry[];
@@ -196,32 +181,7 @@ const schema = Joi.object({
   auth: Joi.object({ path: exportRefText.required() }).unknown(true),
   ui: Joi.object().pattern(/^[A-Za-z0-9_.-]+$/, Joi.string().min(1)),
   ui_config: Joi.object({ shared: Joi.array().items(Joi.string()) }).unknown(true),
-  http: Joi.object({
-    app: exportRefText,
-    cors: Joi.object({
-      allow_origins: Joi.array().items(Joi.string()),
-      allow_origin_regex: Joi.string().custom((pattern: string, helpers) => {
-        try {
-          new RegExp(pattern);
-          return pattern;
-        } catch {
-          return helpers.message({ custom: '"allow_origin_regex" is not a regular expression' });
-        }
-      }),
-      allow_methods: Joi.array().items(Joi.string()),
-      allow_headers: Joi.array().items(Joi.string()),
-      allow_credentials: Joi.boolean(),
-      expose_headers: Joi.array().items(Joi.string()),
-      max_age: Joi.number().integer().min(0),
-    }).unknown(true),
-    configurable_headers: Joi.object({
-      includes: Joi.array().items(Joi.string()),
-      include: Joi.array().items(Joi.string()),
-      excludes: Joi.array().items(Joi.string()),
-      exclude: Joi.array().items(Joi.string()),
-    }).unknown(true),
-    ...Object.fromEntries(ROUTE_GROUPS.map((group) => [`disable_${group}`, Joi.boolean()])),
-  }).unknown(true),
+  http: httpSchema(exportRefText),
   node_version: Joi.alternatives(Joi.string(), Joi.number()),
   python_version: Joi.alternatives(Joi.string(), Joi.number()),
   dependencies: Joi.array().items(Joi.string().min(1)),
@@ -234,11 +194,6 @@ const schema = Joi.object({
     package: Joi.string().trim().min(1),
   }),
 }).unknown(true);
-
-function configurableHeadersOf(value: Record<string, string[] | undefined> | undefined): ConfigurableHeadersConfig | null {
-  if (!value) return null;
-  return { includes: value.includes ?? value.include ?? [], excludes: value.excludes ?? value.exclude ?? [] };
-}
 
 /** `<file>:<export>` → its parts; a missing export is `default`. */
 export function exportRef(text: string): ExportRef {
