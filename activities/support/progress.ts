@@ -12,6 +12,8 @@ import { logger } from '@graphx/kit/logger';
 const KEPT_LINES = 20;
 const FLUSH_LINES = 200;
 const MAX_LINE = 4000;
+/** Flushes a batch of log lines may fail (one a second) before it is dropped. */
+const FLUSH_TRIES = 10;
 
 export interface HeartbeatDetails {
   phase: string;
@@ -29,6 +31,7 @@ export class StepProgress {
   private flushing: Promise<void> = Promise.resolve();
   private readonly timer: NodeJS.Timeout;
   private secrets: string[];
+  private failedFlushes = 0;
 
   constructor(
     private readonly db: Db,
@@ -112,7 +115,11 @@ export class StepProgress {
     }
   }
 
-  /** Writes the pending lines; a database hiccup loses log lines, never the step. */
+  /**
+   * Writes the pending lines. A database hiccup never fails the step: the batch goes back in front of the pending
+   * lines and the next flush (a second later, or at close) writes it; only a batch refused FLUSH_TRIES times is
+   * dropped, with a warning, so a database that stays away cannot grow the worker's memory without bound.
+   */
   flush(): Promise<void> {
     this.flushing = this.flushing.then(async () => {
       const batch = this.pending;
@@ -120,8 +127,16 @@ export class StepProgress {
       if (batch.length === 0) return;
       try {
         await new RevisionRepository(this.db).insertLogRows(batch);
+        this.failedFlushes = 0;
       } catch (error) {
-        logger.warn({ err: error, revisionId: this.revisionId }, 'could not write revision log lines');
+        this.failedFlushes += 1;
+        const dropping = this.failedFlushes >= FLUSH_TRIES;
+        if (dropping) this.failedFlushes = 0;
+        else this.pending = [...batch, ...this.pending];
+        logger.warn(
+          { err: error, revisionId: this.revisionId, lines: batch.length, dropped: dropping },
+          dropping ? 'could not write revision log lines; dropped them' : 'could not write revision log lines; will retry',
+        );
       }
     });
     return this.flushing;
@@ -131,5 +146,10 @@ export class StepProgress {
   async close(): Promise<void> {
     clearInterval(this.timer);
     await this.flush();
+    // A refused last batch gets two more chances a little later before the step ends.
+    for (let attempt = 0; attempt < 2 && this.pending.length > 0; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await this.flush();
+    }
   }
 }

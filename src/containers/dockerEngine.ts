@@ -10,6 +10,7 @@ import Docker from 'dockerode';
 import { containerCreateOptions, containerInfoOf } from './dockerContainers';
 import { engineError, messageOf, statusOf } from './dockerErrors';
 import { demultiplex, lastLogLines, timestampedLogLines } from './dockerLogs';
+import { LineAssembler } from '@graphx/kit/lineAssembler';
 import {
   ContainerEngineError,
   type BuildImageOptions,
@@ -92,9 +93,9 @@ export class DockerEngine implements ContainerEngine {
     } catch (error) {
       throw engineError(`build ${options.tag}`, error);
     }
-    await this.follow(stream, `build ${options.tag}`, (event) => {
-      for (const line of (event.stream ?? '').split('\n')) if (line.trim()) options.onOutput?.(line);
-    });
+    const lines = new LineAssembler((line) => line.trim() && options.onOutput?.(line));
+    await this.follow(stream, `build ${options.tag}`, (event) => lines.push(event.stream ?? ''));
+    lines.end();
     return this.requireImage(options.tag);
   }
 

@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import type { Readable } from 'node:stream';
+import { LineAssembler } from '@graphx/kit/lineAssembler';
 import { trackGroup, untrackGroup } from '@graphx/kit/os/ownedGroups';
 import { delay, isGroupAlive, signalGroup } from '@graphx/kit/os/processes';
 
@@ -103,15 +104,8 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
 
 /** Calls `onLine` with each line of `stream` as it comes (without its `\r\n` or `\n`), and the unterminated last one. */
 function emitLines(stream: Readable, onLine: (line: string) => void): void {
-  let partial = '';
+  const lines = new LineAssembler(onLine);
   stream.setEncoding('utf8');
-  stream.on('data', (chunk: string) => {
-    const parts = (partial + chunk).split('\n');
-    partial = parts.pop() ?? '';
-    for (const part of parts) onLine(part.replace(/\r$/, ''));
-  });
-  stream.on('end', () => {
-    if (partial) onLine(partial);
-    partial = '';
-  });
+  stream.on('data', (chunk: string) => lines.push(chunk));
+  stream.on('end', () => lines.end());
 }
