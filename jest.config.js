@@ -11,6 +11,7 @@ module.exports = {
   ],
   modulePathIgnorePatterns: ['<rootDir>/test/fixtures/', '<rootDir>/data/', '<rootDir>/.test-data/'],
   setupFiles: ['<rootDir>/test/support/quietTemporal.ts'],
+  setupFilesAfterEnv: ['<rootDir>/test/support/retryOnce.ts'],
   globalSetup: '<rootDir>/test/support/globalSetup.ts',
   globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
   testTimeout: 120_000,
