@@ -44,6 +44,34 @@ def _match(app: Any, scope: dict[str, Any]) -> str | None:
     return best
 
 
+def route_table(app: Any) -> list[dict[str, Any]] | None:
+    """The app's HTTP routes as (pattern, methods) for the agent server to match API requests against without a call
+    here: Starlette's own `path_regex` (Python syntax; the server translates the named groups) and methods (None: any,
+    as a Mount). None — ask for every request — when the app has no router or a route decides in code of its own
+    (a `matches` other than Starlette's or FastAPI's, a Host, a custom BaseRoute)."""
+    routes = _routes_of(app)
+    if routes is None:
+        return None
+    from starlette.routing import Mount, Route, WebSocketRoute
+
+    known = {Route.matches, Mount.matches}
+    try:
+        from fastapi.routing import APIRoute
+
+        known.add(APIRoute.matches)
+    except ImportError:
+        pass
+    table: list[dict[str, Any]] = []
+    for route in routes:
+        if isinstance(route, WebSocketRoute) and type(route).matches is WebSocketRoute.matches:
+            continue  # never matches an HTTP request
+        if not isinstance(route, (Route, Mount)) or type(route).matches not in known:
+            return None
+        methods = sorted(route.methods) if isinstance(route, Route) and route.methods else None
+        table.append({"pattern": route.path_regex.pattern, "methods": methods})
+    return table
+
+
 class Lifespan:
     """The ASGI lifespan protocol: startup at load, shutdown at close; an app that does not speak it is left alone."""
 
@@ -97,7 +125,7 @@ class HttpApp:
         self.app = app
         self.lifespan = Lifespan(app)
         await self.lifespan.startup()
-        return {"routes": _routes_of(app) is not None}
+        return {"routes": _routes_of(app) is not None, "table": route_table(app)}
 
     async def close(self) -> None:
         if self.lifespan:

@@ -12,15 +12,80 @@ import type { PythonExecutor } from './executor';
 
 type Answer = { pass: true; partial?: boolean } | { status: number; headers: Array<[string, string]> } | { body: string };
 
+/** The app's HTTP routes as the executor exported them at load (`route_table` in http_app.py). */
+interface ExportedRoute {
+  pattern: string;
+  methods: string[] | null;
+}
+
+type RouteMatch = 'full' | 'partial' | 'none' | 'ask';
+
+/** Regex classes whose meaning differs between Python (Unicode) and JavaScript (ASCII without the `u` flag). */
+const UNICODE_CLASSES = /\\[dDwWsSbB]/;
+
+/**
+ * The routes, compiled for JavaScript: Starlette's patterns are `^…$` of escaped literals and convertor classes, and
+ * differ from JavaScript's syntax only in named groups (`(?P<name>` → `(?<name>`). A route table that cannot be
+ * carried over exactly (a Unicode-dependent class, a pattern JavaScript refuses) gives null: every request is asked.
+ */
+export function compileRouteTable(
+  table: ExportedRoute[] | null | undefined,
+): Array<{ regex: RegExp; methods: Set<string> | null }> | null {
+  if (!table) return null;
+  const compiled: Array<{ regex: RegExp; methods: Set<string> | null }> = [];
+  for (const route of table) {
+    if (UNICODE_CLASSES.test(route.pattern)) return null;
+    try {
+      compiled.push({
+        regex: new RegExp(route.pattern.replace(/\(\?P</g, '(?<')),
+        methods: route.methods ? new Set(route.methods) : null,
+      });
+    } catch {
+      return null;
+    }
+  }
+  return compiled;
+}
+
+/**
+ * How the app's router would match (as Starlette's: the first route matching path and method is "full", a path
+ * matching for another method "partial"), decided here so API requests the app does not own never cross to the
+ * executor. "ask" when only the executor can tell (a path that does not decode as Starlette's does).
+ */
+export function matchRoutes(
+  routes: Array<{ regex: RegExp; methods: Set<string> | null }>,
+  method: string,
+  rawPath: string,
+): RouteMatch {
+  let path: string;
+  try {
+    path = decodeURIComponent(rawPath);
+  } catch {
+    return 'ask';
+  }
+  // Python's `$` also matches before a final newline; JavaScript's does not.
+  if (path.includes('\n')) return 'ask';
+  let best: RouteMatch = 'none';
+  for (const route of routes) {
+    if (!route.regex.test(path)) continue;
+    if (!route.methods || route.methods.has(method)) return 'full';
+    best = 'partial';
+  }
+  return best;
+}
+
 /** Loads the app (and starts its lifespan) in the executor. @throws the executor's error when it does not load. */
 export async function pythonAppMiddleware(
   executor: PythonExecutor,
   ref: ModuleExportRef,
   appDir: string,
 ): Promise<Koa.Middleware> {
-  await executor.call('load_http_app', { app_dir: appDir, app: ref });
+  const loaded = (await executor.call('load_http_app', { app_dir: appDir, app: ref })) as { table?: ExportedRoute[] | null };
+  const routes = compileRouteTable(loaded?.table);
   return async (ctx, next) => {
-    const first = await ask(executor, ctx, false);
+    const local = routes ? matchRoutes(routes, ctx.method, ctx.path) : 'ask';
+    if (local === 'partial') ctx.state.partialRoute = true;
+    const first = local === 'full' || local === 'ask' ? await ask(executor, ctx, false) : null;
     if (first) return respond(ctx, first);
     if (ctx.state.bodyError) throw ctx.state.bodyError;
     await next();
