@@ -16,6 +16,7 @@ import { defaultInstallCommand, ensurePackageManagerShims } from '../packageMana
 import { watchForStall, type StallWatch } from '../stallWatch';
 import { dependencyCacheKey, restoreDependencies, saveDependencies } from './dependencyCache';
 import { buildPythonEnvironment } from './pythonEnvironment';
+import { prunePythonEnvironments } from './pythonEnvPruning';
 import { recordBuiltPython } from '../../pipeline/builtPython';
 import type { PythonConfig } from '@graphx/contract/pythonConfig';
 
@@ -40,6 +41,9 @@ export interface StepCommand {
   /** Variables added to the build environment for this command. */
   env?: Record<string, string>;
 }
+
+/** A Python environment used within this long is never pruned (a build may be using it). */
+const PYTHON_ENV_GRACE_MS = 60 * 60 * 1000;
 
 const shell = (command: string): StepCommand => ({ display: command, file: '/bin/sh', args: ['-c', command] });
 
@@ -77,8 +81,13 @@ export class HostBuilder implements RevisionBuilder {
     );
   }
 
-  async removeDeploymentArtefacts(): Promise<void> {
-    // Build directories are the clones, which the teardown removes for every builder.
+  async removeDeploymentArtefacts(_deploymentId: string, revisionIds: string[]): Promise<void> {
+    // Build directories are the clones, which the teardown removes for every builder. Python environments are shared
+    // between revisions with the same dependencies: those no other build uses (and not used lately) go.
+    prunePythonEnvironments(this.config.dataDir, {
+      exceptRevisions: revisionIds,
+      graceMs: Math.max(PYTHON_ENV_GRACE_MS, 2 * this.config.buildTimeoutSeconds * 1000),
+    });
   }
 
   async build(spec: RevisionSpec, { configFile, config }: AppToBuild, context: BuildContext): Promise<void> {

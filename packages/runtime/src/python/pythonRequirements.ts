@@ -196,7 +196,7 @@ export function pythonEnvDigest(config: PythonConfig, appDir: string, salt = '')
 }
 
 /** The marker a finished environment carries; a directory without it was never completed. */
-const COMPLETE_MARKER = '.complete';
+export const COMPLETE_MARKER = '.complete';
 
 /**
  * The cached environment `<envsDir>/<digest>`: when it is complete, `{ built: false }` at once; otherwise `build` fills
@@ -210,7 +210,17 @@ export async function buildIntoCache(
   build: (directory: string) => Promise<void>,
 ): Promise<{ directory: string; built: boolean }> {
   const directory = path.join(envsDir, digest);
-  if (fs.existsSync(path.join(directory, COMPLETE_MARKER))) return { directory, built: false };
+  const marker = path.join(directory, COMPLETE_MARKER);
+  if (fs.existsSync(marker)) {
+    // The marker's time is the environment's last use: pruning (the host builder's) spares what was used lately.
+    try {
+      const now = new Date();
+      fs.utimesSync(marker, now, now);
+    } catch {
+      // A read-only environment is used as it is; nothing prunes it.
+    }
+    return { directory, built: false };
+  }
   fs.mkdirSync(envsDir, { recursive: true });
   const building = `${directory}.tmp-${crypto.randomBytes(4).toString('hex')}`;
   try {
