@@ -14,7 +14,7 @@ import { asFetchApp, customAppMiddleware } from './http/customApp';
 import { importExport } from './moduleLoader';
 import type { PythonExecutor } from './python/executor';
 import { pythonAppAuth } from './python/pythonAuth';
-import { pythonAppMiddleware } from './python/pythonHttpApp';
+import { pythonApp } from './python/pythonHttpApp';
 import { startPythonExecutor } from './python/startExecutor';
 import { assistantDefaultsFromEnv } from './settings';
 
@@ -30,16 +30,22 @@ async function loadAppAuth(config: AppConfig, python: PythonExecutor | null): Pr
   return jsAppAuth(exported);
 }
 
+/** graphx.json `http.app`: the app's middleware, and its OpenAPI document when it has one (a FastAPI app's). */
+export interface CustomApp {
+  middleware: Koa.Middleware;
+  openapi: Record<string, unknown> | null;
+}
+
 /** graphx.json `http.app` as the middleware that asks it first: a Fetch-style (Hono) app, or a Python ASGI app. */
-async function loadCustomApp(config: AppConfig, python: PythonExecutor | null): Promise<Koa.Middleware | null> {
+async function loadCustomApp(config: AppConfig, python: PythonExecutor | null): Promise<CustomApp | null> {
   const ref = config.http.app;
   if (!ref) return null;
   if (ref.language === 'python') {
-    return pythonAppMiddleware(python!, ref, config.appDir).catch((error: Error) => {
+    return pythonApp(python!, ref, config.appDir).catch((error: Error) => {
       throw new ConfigError(`http.app: ${error.message}`);
     });
   }
-  return customAppMiddleware(asFetchApp(await importExport(ref), `${ref.file}:${ref.exportName}`));
+  return { middleware: customAppMiddleware(asFetchApp(await importExport(ref), `${ref.file}:${ref.exportName}`)), openapi: null };
 }
 
 /** The application's code: its Python executor (when it has Python modules), graphs, auth and custom app. */
@@ -48,7 +54,7 @@ export async function loadApplication(
   databaseUri: string,
   checkpointer: PostgresSaver,
   store: BaseStore,
-): Promise<{ python: PythonExecutor | null; graphs: GraphRegistry; appAuth: AppAuth | null; customApp: Koa.Middleware | null }> {
+): Promise<{ python: PythonExecutor | null; graphs: GraphRegistry; appAuth: AppAuth | null; customApp: CustomApp | null }> {
   const python = appConfig.python ? await startPythonExecutor(appConfig, databaseUri, store) : null;
   try {
     const graphs = await GraphRegistry.load(

@@ -251,6 +251,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       await pool.query('SELECT 1');
     },
     metrics,
+    customOpenApi: customApp?.openapi ?? null,
   };
 
   const threadService = new ThreadService(services);
@@ -278,7 +279,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   app.use(jsonBodyMiddleware({ deferErrors: customApp !== null, maxBytes: tuning.maxRequestBodyBytes }));
   app.use(authMiddleware({ appAuth, controlPlane, devStudio: options.devStudio ? { isToken: isDevStudioToken } : null }));
   if (appConfig.http.configurableHeaders) app.use(headerRuleMiddleware(headerRuleOf(appConfig.http.configurableHeaders)));
-  if (customApp) app.use(unlessServerOwned(customApp));
+  if (customApp) app.use(unlessServerOwned(customApp.middleware));
   if (appConfig.http.disabled.length > 0) app.use(disabledRoutesMiddleware(appConfig.http.disabled));
   app.use(router.routes());
   app.use(router.allowedMethods());

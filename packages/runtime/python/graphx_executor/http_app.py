@@ -72,6 +72,20 @@ def route_table(app: Any) -> list[dict[str, Any]] | None:
     return table
 
 
+def _openapi_of(app: Any) -> dict[str, Any] | None:
+    """A FastAPI app's own OpenAPI document (its `openapi()`), for the server's /openapi.json to list the app's routes
+    as the Python server's does; None for an app without one, or whose schema cannot be made (logged, not fatal)."""
+    make = getattr(app, "openapi", None)
+    if not callable(make):
+        return None
+    try:
+        document = make()
+    except Exception:  # noqa: BLE001 - a schema the app cannot build must not stop the app from serving
+        log.warning("http.app: its OpenAPI document could not be made; /openapi.json lists the API only", exc_info=True)
+        return None
+    return document if isinstance(document, dict) else None
+
+
 class Lifespan:
     """The ASGI lifespan protocol: startup at load, shutdown at close; an app that does not speak it is left alone."""
 
@@ -125,7 +139,7 @@ class HttpApp:
         self.app = app
         self.lifespan = Lifespan(app)
         await self.lifespan.startup()
-        return {"routes": _routes_of(app) is not None, "table": route_table(app)}
+        return {"routes": _routes_of(app) is not None, "table": route_table(app), "openapi": _openapi_of(app)}
 
     async def close(self) -> None:
         if self.lifespan:

@@ -74,14 +74,26 @@ export function matchRoutes(
   return best;
 }
 
-/** Loads the app (and starts its lifespan) in the executor. @throws the executor's error when it does not load. */
-export async function pythonAppMiddleware(
+/**
+ * Loads the app (and starts its lifespan) in the executor: the middleware that hands it requests, and the app's own
+ * OpenAPI document (a FastAPI app's; null otherwise). @throws the executor's error when it does not load.
+ */
+export async function pythonApp(
   executor: PythonExecutor,
   ref: ModuleExportRef,
   appDir: string,
-): Promise<Koa.Middleware> {
-  const loaded = (await executor.call('load_http_app', { app_dir: appDir, app: ref })) as { table?: ExportedRoute[] | null };
-  const routes = compileRouteTable(loaded?.table);
+): Promise<{ middleware: Koa.Middleware; openapi: Record<string, unknown> | null }> {
+  const loaded = (await executor.call('load_http_app', { app_dir: appDir, app: ref })) as {
+    table?: ExportedRoute[] | null;
+    openapi?: Record<string, unknown> | null;
+  };
+  return { middleware: pythonAppMiddleware(executor, compileRouteTable(loaded?.table)), openapi: loaded?.openapi ?? null };
+}
+
+function pythonAppMiddleware(
+  executor: PythonExecutor,
+  routes: Array<{ regex: RegExp; methods: Set<string> | null }> | null,
+): Koa.Middleware {
   return async (ctx, next) => {
     const local = routes ? matchRoutes(routes, ctx.method, ctx.path) : 'ask';
     if (local === 'partial') ctx.state.partialRoute = true;

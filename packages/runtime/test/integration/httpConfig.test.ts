@@ -89,6 +89,18 @@ describe.each(graphLanguages())('%s app', (language: GraphLanguage) => {
       expect(wrongMethod.status).toBe(405);
       expect(await wrongMethod.json()).toEqual({ detail: 'Method Not Allowed' });
     });
+
+    test("/openapi.json lists the FastAPI app's routes beside the API's, as the Python server's does", async () => {
+      const document = (await (await fetch(`${runtime.url}/openapi.json`)).json()) as any;
+      expect(document.paths['/custom/hello'].get.parameters).toEqual(
+        expect.arrayContaining([expect.objectContaining({ name: 'name', in: 'query' })]),
+      );
+      expect(Object.keys(document.paths['/custom/echo'])).toEqual(['post']);
+      // Where both answer a path, each keeps its methods: the app's PUT beside the API's POST.
+      expect(Object.keys(document.paths['/threads/search']).sort()).toEqual(['post', 'put']);
+      expect(document.paths).toHaveProperty(['/threads']);
+      expect(document.components.securitySchemes).toHaveProperty('apiKey');
+    });
   }
 
   test('the custom app never shadows /ok, /metrics, /docs or /openapi.json', async () => {

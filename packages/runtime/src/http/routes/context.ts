@@ -48,6 +48,8 @@ export interface RuntimeServices {
   /** Throws when the deployment's database does not answer (`GET /ok?check_db=1`). */
   checkDatabase: () => Promise<void>;
   metrics: RuntimeMetrics;
+  /** The custom app's own OpenAPI document (a FastAPI `http.app`'s), merged into /openapi.json; null: none. */
+  customOpenApi?: Record<string, unknown> | null;
 }
 
 export function userOf(ctx: Koa.Context): AuthUser | null {

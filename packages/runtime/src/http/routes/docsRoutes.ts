@@ -92,11 +92,41 @@ export function openApiDocument(router: Router): Record<string, unknown> {
   };
 }
 
-/** Declares GET /openapi.json, /docs and its assets; call it last, so the description names every other route. */
-export function registerDocsRoutes(router: Router): void {
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The API's description with a custom app's own (a FastAPI `http.app`'s `openapi()`) merged in, as the Python server
+ * lists the app's routes beside its own: the app's operations win for a path and method both have (its router answers
+ * first), the paths the server never lets an app shadow stay the server's, and the app's components (schemas, …) are
+ * added under their names, the server's security scheme kept.
+ */
+export function withAppDocument(api: Record<string, unknown>, app: Record<string, unknown> | null): Record<string, unknown> {
+  if (!app || !isRecord(app.paths)) return api;
+  const paths = { ...(api.paths as Record<string, Record<string, unknown>>) };
+  for (const [route, operations] of Object.entries(app.paths)) {
+    if (PUBLIC.has(route) || !isRecord(operations)) continue;
+    paths[route] = { ...(paths[route] ?? {}), ...operations };
+  }
+  const components: Record<string, unknown> = { ...(api.components as Record<string, unknown>) };
+  if (isRecord(app.components)) {
+    for (const [section, entries] of Object.entries(app.components)) {
+      if (!isRecord(entries)) continue;
+      const ours = isRecord(components[section]) ? components[section] : {};
+      components[section] = { ...entries, ...ours };
+    }
+  }
+  return { ...api, components, paths };
+}
+
+/**
+ * Declares GET /openapi.json, /docs and its assets; call it last, so the description names every other route.
+ * `appDocument`: the custom app's own description, merged in (withAppDocument).
+ */
+export function registerDocsRoutes(router: Router, appDocument: Record<string, unknown> | null = null): void {
   let document: string | null = null;
   router.get('/openapi.json', (ctx) => {
-    document ??= JSON.stringify(openApiDocument(router));
+    document ??= JSON.stringify(withAppDocument(openApiDocument(router), appDocument));
     ctx.type = 'application/json';
     ctx.body = document;
   });

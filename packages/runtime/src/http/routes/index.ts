@@ -33,5 +33,5 @@ export function registerRuntimeRoutes(router: Router, services: RuntimeServices)
   registerCronRoutes(router, services);
   registerMcpRoutes(router, services);
   registerA2aRoutes(router, services);
-  registerDocsRoutes(router);
+  registerDocsRoutes(router, services.customOpenApi ?? null);
 }
