@@ -114,6 +114,53 @@ function uvProjectTests(runner: string, stack: () => PipelineStack) {
   );
 }
 
+/** A FastAPI app (graphx.json `http.app`) beside the echo graph, on a branch of `repo()`. */
+const FASTAPI_APP = `from fastapi import FastAPI
+from fastapi.responses import StreamingResponse
+
+app = FastAPI()
+
+
+@app.get("/custom/hello")
+async def hello(name: str = "world"):
+    return {"hello": name}
+
+
+@app.get("/custom/count")
+async def count():
+    async def numbers():
+        for number in range(3):
+            yield f"data: {number}\\n\\n"
+
+    return StreamingResponse(numbers(), media_type="text/event-stream")
+`;
+
+/** A Python `http.app` deployed through the pipeline, the same bodies on both runners. */
+function httpAppTests(runner: string, stack: () => PipelineStack, repo: () => GitRepo) {
+  it(
+    `${runner}: a FastAPI http.app is built with its dependencies and serves its routes at the deployment URL beside the API`,
+    async () => {
+      const config = JSON.parse(fs.readFileSync(path.join(FIXTURE, 'graphx.json'), 'utf8'));
+      repo().branch(`${runner}-fastapi`, true);
+      repo().commit('a FastAPI app', {
+        'src/echo_py/api.py': FASTAPI_APP,
+        'graphx.json': JSON.stringify({ ...config, dependencies: ['.', 'fastapi'], http: { app: './src/echo_py/api.py:app' } }),
+      });
+      repo().checkout('main');
+      const { revision, url } = await deploy(stack(), repo(), `${runner}-fastapi`);
+      expect({ status: revision.status, message: revision.status_message }).toEqual({ status: 'DEPLOYED', message: null });
+      const headers = { 'X-Api-Key': stack().apiKey };
+      expect(await (await fetch(`${url}/custom/hello?name=ada`, { headers })).json()).toEqual({ hello: 'ada' });
+      expect(await (await fetch(`${url}/custom/count`, { headers })).text()).toBe('data: 0\n\ndata: 1\n\ndata: 2\n\n');
+      // The app's routes are listed with the API's, and the API answers what the app does not own.
+      const document = (await (await fetch(`${url}/openapi.json`, { headers })).json()) as { paths: Record<string, unknown> };
+      expect(Object.keys(document.paths)).toEqual(expect.arrayContaining(['/custom/hello', '/threads']));
+      expect(await answerOf(stack(), url)).toEqual({ respond: { echo: 'echo: hello' } });
+    },
+    BUILD_MS + 30_000,
+  );
+}
+
 describe('Python apps with the process runner', () => {
   let pipeline: PipelineStack;
   let repo: GitRepo;
@@ -186,6 +233,14 @@ describe('Python apps with the process runner', () => {
     },
     BUILD_MS,
   );
+
+  describe('an http.app', () => {
+    httpAppTests(
+      'process',
+      () => pipeline,
+      () => repo,
+    );
+  });
 
   describe('a uv project', () => {
     uvProjectTests('process', () => pipeline);
@@ -266,6 +321,14 @@ describe('Python apps with the process runner', () => {
     },
     BUILD_MS,
   );
+
+  describe('an http.app', () => {
+    httpAppTests(
+      'container',
+      () => pipeline,
+      () => repo,
+    );
+  });
 
   describe('a uv project', () => {
     uvProjectTests('container', () => pipeline);
