@@ -34,6 +34,7 @@ import { killWorkerProcess, startWorkerProcess } from '../support/workerProcess'
 jest.setTimeout(600_000);
 
 const FIXTURE = path.resolve(__dirname, '..', 'fixtures', 'apps', 'pipeline-echo');
+const PYTHON_FIXTURE = path.resolve(__dirname, '..', 'fixtures', 'apps', 'pipeline-echo-py');
 const settled = (status: string) => ['DEPLOYED', 'SKIPPED', 'INTERRUPTED', 'BUILD_FAILED', 'DEPLOY_FAILED'].includes(status);
 const describeLocal = realClusterRequested() ? describe.skip : describeWithEngine;
 
@@ -203,6 +204,45 @@ describeLocal('deployments on Kubernetes through the whole pipeline (GRAPHX_RUNN
         [object] = await deploymentObject(deploymentId);
         expect(object.spec.template.spec.containers[0].image).toBe(firstRef);
         expect(object.spec.template.metadata.labels[LABELS.revision]).toBe(third.id);
+      } finally {
+        await ready();
+      }
+      await deleteAndExpectNoObject(pipeline, deploymentId);
+    });
+  });
+
+  describe('a Python repository, cloud mode', () => {
+    let pipeline: PipelineStack;
+    beforeAll(async () => {
+      pipeline = await kubernetesStack();
+    });
+    afterAll(async () => {
+      await pipeline?.stop();
+    });
+
+    it('builds the Python layer, pushes the image by digest, and the Deployment runs the image that carries the environment (simulated pod status)', async () => {
+      const repo = createGitRepo(PYTHON_FIXTURE);
+      const name = `kube-py-${crypto.randomBytes(3).toString('hex')}`;
+      const created = await pipeline.api('POST', '/v2/deployments', codehostDeployment(name, repo.url));
+      expect(created.status).toBe(201);
+      const deploymentId = created.body.id as string;
+      const ready = keepPodsReady(cluster.admin, namespace, selectorOf(deploymentId));
+      try {
+        const revision = await deployed(pipeline, deploymentId, created.body.latest_revision_id);
+        const ref = revision.source_revision_config.image_ref as string;
+        expect(registryDigest(ref)).toBe(revision.source_revision_config.image_digest);
+        const log = await revisionLog(pipeline, deploymentId, revision.id);
+        expect(log).toContain(`Pushed ${ref}`);
+        // The pushed image (read back from the registry, not the local store) runs the app with its own environment.
+        const config = JSON.parse(
+          execFileSync('skopeo', ['inspect', '--config', '--tls-verify=false', '--authfile', authFile, `docker://${ref}`], {
+            encoding: 'utf8',
+            env: { ...process.env, ...engine.files.env },
+          }),
+        ) as { config: { Env?: string[] } };
+        expect(config.config.Env).toContain('GRAPHX_PYTHON=/home/graphx/python-env/bin/python');
+        const [object] = await deploymentObject(deploymentId);
+        expect(object.spec.template.spec.containers[0].image).toBe(ref);
       } finally {
         await ready();
       }
