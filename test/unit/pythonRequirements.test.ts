@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { checkPythonDependencies, reservedRequirement } from '@graphx/runtime/python/pythonRequirements';
-import { uvProjectRoot } from '@graphx/runtime/python/uvProject';
+import { UV_PROJECT_HELPER, uvProjectRoot } from '@graphx/runtime/python/uvProject';
+import { spawnSync } from 'node:child_process';
 
 const pins = new Map([
   ['langgraph', '1.2.24'],
@@ -70,5 +71,54 @@ describe('graphx.json "source": {"kind": "uv"} and its root', () => {
     } finally {
       fs.rmSync(repo, { recursive: true, force: true });
     }
+  });
+});
+
+describe("uv.lock's local packages (uv_project.py, before uv runs)", () => {
+  /** The helper on a project whose uv.lock has one path source, vendor/probe; uv is /bin/false, so nothing installs. */
+  const helper = (probeFiles: Record<string, string>) => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-uv-local-'));
+    try {
+      const lock = 'version = 1\n[[package]]\nname = "probe"\nversion = "0.0.1"\nsource = { directory = "vendor/probe" }\n';
+      const files = { 'pyproject.toml': '[project]\nname = "app"\nversion = "1"\n', 'uv.lock': lock, ...probeFiles };
+      for (const [file, text] of Object.entries(files)) {
+        fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+        fs.writeFileSync(path.join(root, file), text);
+      }
+      const args = [UV_PROJECT_HELPER, '--uv', '/bin/false', '--root', root, '--pins', '/dev/null', '--check-only'];
+      const result = spawnSync('python3', args, { encoding: 'utf8' });
+      return { status: result.status, output: `${result.stdout}${result.stderr}` };
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  };
+  const refusal = (found: string) =>
+    `graphx.json "source": uv.lock's local package probe (vendor/probe) has no static dependencies: ${found}. uv would build it`;
+
+  it.each([
+    ['only a setup.py', { 'vendor/probe/setup.py': 'raise SystemExit(9)\n' }, 'vendor/probe/pyproject.toml does not exist'],
+    [
+      'a pyproject.toml without [project]',
+      { 'vendor/probe/pyproject.toml': '[build-system]\nrequires = []\n' },
+      'vendor/probe/pyproject.toml has no [project] table',
+    ],
+    [
+      'dynamic dependencies',
+      { 'vendor/probe/pyproject.toml': '[project]\nname = "probe"\ndynamic = ["version", "dependencies"]\n' },
+      'vendor/probe/pyproject.toml makes dependencies dynamic',
+    ],
+  ])('refuses a path source with %s, naming it, before uv is run', (_shape, files, found) => {
+    const { status, output } = helper(files);
+    expect(status).toBe(1);
+    expect(output).toContain(refusal(found));
+    expect(output).not.toContain('$ /bin/false');
+  });
+
+  it('hands a path source whose dependencies are static (a dynamic version too) to uv', () => {
+    const { status, output } = helper({
+      'vendor/probe/pyproject.toml': '[project]\nname = "probe"\ndynamic = ["version"]\ndependencies = []\n',
+    });
+    expect(output).not.toContain('has no static dependencies');
+    expect({ status, output }).toEqual({ status: 1, output: expect.stringMatching(/^\$ \/bin\/false export /) });
   });
 });

@@ -2,6 +2,10 @@
 "source": {"kind": "uv"}). One implementation for both runners: the process runner's BUILD step runs it on the host,
 the container runner's Python layer in the image build (with only pyproject.toml files and uv.lock in its context).
 
+0. The lock's local packages (workspace members, path sources) must be inside the project and declare their
+   dependencies statically in pyproject.toml's [project]: uv would otherwise build them to learn their dependencies,
+   running the repository's setup.py or build backend in the build (and the container layer, which holds only the
+   manifests, could not). The build fails naming the package and its folder.
 1. `uv export --locked`: the lock as requirement lines with their hashes; a uv.lock out of date with pyproject.toml
    fails here with uv's own message.
 2. The lock may not pin a package the server relies on to another version than the server's pin (the executor's
@@ -27,6 +31,8 @@ import tomllib
 
 REFUSED = re.compile(r"^(langgraph-api|langgraph-runtime[\w.-]*|graphx-executor)$")
 MEMBERS_FILE = "graphx-uv-members.json"
+# Fields of [project] uv can only learn by building the package when they are dynamic (a dynamic version it can skip).
+BUILT_FOR_METADATA = {"dependencies", "optional-dependencies"}
 
 
 def normalise(name: str) -> str:
@@ -82,12 +88,63 @@ def split_export(lines: list[str], root: str) -> tuple[list[str], list[str]]:
         local = line[3:].strip() if line.startswith("-e ") else line
         if local.startswith((".", "/")):
             folder = os.path.realpath(os.path.join(root, local.split()[0]))
-            if folder != root and not folder.startswith(root + os.sep):
+            if not inside(root, folder):
                 fail(f'uv.lock installs {local.split()[0]}, which is outside the uv project at "source.root".')
             members.append(os.path.relpath(folder, root))
         else:
             requirements.append(line)
     return requirements, members
+
+
+def inside(root: str, folder: str) -> bool:
+    return folder == root or folder.startswith(root + os.sep)
+
+
+def local_problem(root: str, name: str, where: str) -> str | None:
+    """Why the lock's local package `name` at `where` (relative to the root) cannot be exported without running its
+    code, or None."""
+    folder = os.path.realpath(os.path.join(root, where))
+    if not inside(root, folder):
+        return f"uv.lock installs {where}, which is outside the uv project at \"source.root\"."
+    manifest = os.path.join(folder, "pyproject.toml")
+    project = None
+    if os.path.isfile(manifest):
+        try:
+            with open(manifest, "rb") as file:
+                project = tomllib.load(file).get("project")
+        except tomllib.TOMLDecodeError:
+            return None  # uv's own message
+    declared = os.path.relpath(manifest, root)
+    if not isinstance(project, dict):
+        found = f"{declared} has no [project] table" if os.path.isfile(manifest) else f"{declared} does not exist"
+    else:
+        dynamic = sorted(BUILT_FOR_METADATA & set(project.get("dynamic", [])))
+        if not dynamic:
+            return None
+        found = f"{declared} makes {' and '.join(dynamic)} dynamic"
+    return (
+        f"uv.lock's local package {name} ({where}) has no static dependencies: {found}. uv would build it to learn "
+        "them, running the repository's setup.py or build backend, which builds never do; declare name, version and "
+        "dependencies in its pyproject.toml [project] table and run `uv lock`."
+    )
+
+
+def local_problems(root: str) -> list[str]:
+    """One sentence per local package of uv.lock (a workspace member, a path source) `uv export` would have to build."""
+    try:
+        with open(os.path.join(root, "uv.lock"), "rb") as file:
+            packages = tomllib.load(file).get("package", [])
+    except (OSError, tomllib.TOMLDecodeError):
+        return []  # uv's own message
+    problems = []
+    for package in packages if isinstance(packages, list) else []:
+        source = package.get("source", {}) if isinstance(package, dict) else {}
+        where = source.get("directory", source.get("editable")) if isinstance(source, dict) else None
+        if isinstance(where, str):
+            problem = local_problem(root, str(package.get("name")), where)
+            if problem:
+                problems.append(problem)
+    return problems
 
 
 def reserved(requirements: list[str], pins: dict[str, str]) -> list[str]:
@@ -115,6 +172,14 @@ def fail(message: str) -> None:
     sys.exit(1)
 
 
+def report(problems: list[str]) -> None:
+    """Fails with the first problem (the build's message), the others in the log before it."""
+    for problem in problems[1:]:
+        print(f'graphx.json "source": {problem}', file=sys.stderr)
+    if problems:
+        fail(problems[0])
+
+
 def run(command: list[str], cwd: str) -> None:
     print("$ " + " ".join(command), flush=True)
     code = subprocess.call(command, cwd=cwd)
@@ -133,6 +198,7 @@ def main() -> None:
     options = parser.parse_args()
     root = os.path.realpath(options.root)
     package = options.package or inferred_package(root, options.config_dir)
+    report(local_problems(root))
     with tempfile.TemporaryDirectory(prefix="graphx-uv-") as work:
         exported = os.path.join(work, "locked.txt")
         command = [options.uv, "export", "--quiet", "--locked", "--no-dev", "--format", "requirements-txt", "--no-header"]
@@ -140,11 +206,7 @@ def main() -> None:
         run(command + (["--package", package] if package else []), root)
         with open(exported) as file:
             requirements, members = split_export(logical_lines(file.read()), root)
-        problems = reserved(requirements, read_pins(options.pins))
-        for problem in problems[1:]:
-            print(f'graphx.json "source": {problem}', file=sys.stderr)
-        if problems:
-            fail(problems[0])
+        report(reserved(requirements, read_pins(options.pins)))
         print(f"uv.lock: {len(requirements)} locked packages" + (f" for {package}" if package else ""), flush=True)
         if options.check_only:
             return

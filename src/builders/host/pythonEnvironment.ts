@@ -5,10 +5,8 @@
  * the digest covering the tenant, the Python line, the pins, the requirement strings and the local folders' manifests;
  * a later build with the same digest reuses the directory. Built beside it and renamed into place, so a build that
  * dies leaves no half environment to reuse. A uv project (graphx.json "source") is installed from its uv.lock by
- * python/uv_project.py with uv from its pinned wheel (uvProject.ts), the lock's digest keying the environment.
+ * python/uv_project.py with the shared pinned uv (uvTool.ts), the lock's digest keying the environment.
  */
-import crypto from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '@graphx/kit/errors';
 import type { PythonConfig } from '@graphx/contract/pythonConfig';
@@ -20,14 +18,8 @@ import {
   pythonEnvDigest,
   EXECUTOR_REQUIREMENTS,
 } from '@graphx/runtime/python/pythonRequirements';
-import {
-  usesUv,
-  UV_HOST_ENV,
-  UV_PROJECT_HELPER,
-  UV_REQUIREMENTS,
-  uvProjectArguments,
-  uvProjectRoot,
-} from '@graphx/runtime/python/uvProject';
+import { usesUv, UV_HOST_ENV, UV_PROJECT_HELPER, uvProjectArguments, uvProjectRoot } from '@graphx/runtime/python/uvProject';
+import { ensureUvTool } from '@graphx/runtime/python/uvTool';
 import { BuildFailed, type BuildProgress } from '../builder';
 import type { StepCommand } from './hostBuilder';
 
@@ -56,29 +48,6 @@ interface PythonBuild {
 }
 
 const PIP_ENV = { PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1', PIP_PROGRESS_BAR: 'off' };
-
-/**
- * uv, pinned by version and hash (python/uv-requirements.txt), in a tool environment of its own beside the app
- * environments, shared by every build (no tenant's setting reaches its install; pip refuses any other wheel).
- */
-async function uvTool(options: PythonBuild, base: string): Promise<string> {
-  const pin = crypto.createHash('sha256').update(base).update(fs.readFileSync(UV_REQUIREMENTS)).digest('hex').slice(0, 16);
-  const { directory } = await buildIntoCache(
-    path.join(path.dirname(options.envsDir), 'python-tools'),
-    `uv-${pin}`,
-    async (building) => {
-      await options.run({ display: `${base} -m venv <uv ${pin}>`, file: base, args: ['-m', 'venv', building] });
-      const args = ['install', '--require-hashes', '--no-deps', '-r', UV_REQUIREMENTS];
-      await options.run({
-        display: `pip ${args.join(' ')}`,
-        file: path.join(building, 'bin', 'python'),
-        args: ['-m', 'pip', ...args],
-        env: PIP_ENV,
-      });
-    },
-  );
-  return path.join(directory, 'bin', 'uv');
-}
 
 /** The uv project's helper as a build step, run by the environment's interpreter `python`. */
 function uvProjectStep(options: PythonBuild, uv: string, python: string, checkOnly: boolean): StepCommand {
@@ -119,7 +88,8 @@ export async function buildPythonEnvironment(options: PythonBuild): Promise<stri
     if (python.source) uvProjectRoot(python.source, appDir, options.repoDir);
     return findPython(python.version, options.interpreters);
   });
-  const uv = usesUv(python) ? await uvTool(options, base) : null;
+  const tools = path.join(path.dirname(options.envsDir), 'python-tools');
+  const uv = usesUv(python) ? await ensureUvTool(tools, base, options.run) : null;
   const digest = pythonEnvDigest(python, appDir, options.tenantId);
   const { directory, built } = await buildIntoCache(options.envsDir, digest, async (building) => {
     await options.run({ display: `${base} -m venv <environment ${digest}>`, file: base, args: ['-m', 'venv', building] });

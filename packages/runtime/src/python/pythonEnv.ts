@@ -19,7 +19,8 @@ import {
   pipInstallArguments,
   pythonEnvDigest,
 } from './pythonRequirements';
-import { UV_HOST_ENV, UV_PROJECT_HELPER, UV_REQUIREMENTS, uvProjectArguments, uvProjectRoot } from './uvProject';
+import { UV_HOST_ENV, UV_PROJECT_HELPER, uvProjectArguments, uvProjectRoot } from './uvProject';
+import { ensureUvTool, type ToolCommand } from './uvTool';
 
 const run = promisify(execFile);
 
@@ -39,9 +40,14 @@ export async function ensurePythonEnv(options: {
   checkPythonDependencies(config.dependencies, appDir);
   if (config.source) uvProjectRoot(config.source, appDir, path.parse(appDir).root);
   const { directory } = await buildIntoCache(options.envsDir, pythonEnvDigest(config, appDir), async (building) => {
-    await run(await findPython(config.version), ['-m', 'venv', building], { timeout: 120_000 });
+    const base = await findPython(config.version);
+    await run(base, ['-m', 'venv', building], { timeout: 120_000 });
     if (config.source) {
-      const output = await installUvProject(path.join(building, 'bin', 'python'), config, appDir, options.env ?? process.env);
+      const env = options.env ?? process.env;
+      const uv = await ensureUvTool(path.join(path.dirname(options.envsDir), 'python-tools'), base, (command) =>
+        runTool(command, env),
+      );
+      const output = await installUvProject(path.join(building, 'bin', 'python'), uv, config, appDir, env);
       for (const line of output.split('\n')) if (line.trim()) options.onLog?.(line);
       return;
     }
@@ -70,14 +76,32 @@ export async function ensurePythonEnv(options: {
   return path.join(directory, 'bin', 'python');
 }
 
+/** A command of uv's install (uvTool.ts) in `env`; a failure is the ConfigError of the uv project's install. */
+async function runTool(command: ToolCommand, env: NodeJS.ProcessEnv): Promise<void> {
+  await run(command.file, command.args, {
+    env: { ...env, ...command.env },
+    timeout: 15 * 60_000,
+    maxBuffer: 64 * 1024 * 1024,
+  }).catch((error: { stderr?: string; message: string }) => {
+    const tail = (error.stderr ?? error.message).trim().split('\n').slice(-8).join('\n');
+    throw new ConfigError(`graphx.json "source" (uv.lock) could not be installed:\n${tail}`);
+  });
+}
+
 /**
- * A uv project's lock into the environment of `python` (graphx.json "source"): uv from its pinned wheel into that
- * environment, then the helper the builds run. @returns the output. @throws ConfigError with the last lines.
+ * A uv project's lock into the environment of `python` (graphx.json "source") by the helper the builds run, with
+ * `uv` (the shared pinned tool, uvTool.ts). @returns the output. @throws ConfigError with the last lines.
  */
-async function installUvProject(python: string, config: PythonConfig, appDir: string, env: NodeJS.ProcessEnv): Promise<string> {
+async function installUvProject(
+  python: string,
+  uv: string,
+  config: PythonConfig,
+  appDir: string,
+  env: NodeJS.ProcessEnv,
+): Promise<string> {
   const source = config.source!;
   const args = uvProjectArguments({
-    uv: path.join(path.dirname(python), 'uv'),
+    uv,
     root: path.resolve(appDir, source.root),
     configDir: appDir,
     pins: EXECUTOR_REQUIREMENTS,
@@ -85,7 +109,6 @@ async function installUvProject(python: string, config: PythonConfig, appDir: st
   });
   const options = { cwd: appDir, env: { ...env, ...UV_HOST_ENV }, timeout: 15 * 60_000, maxBuffer: 64 * 1024 * 1024 };
   try {
-    await run(python, ['-m', 'pip', '-q', 'install', '--require-hashes', '--no-deps', '-r', UV_REQUIREMENTS], options);
     const { stdout, stderr } = await run(python, [UV_PROJECT_HELPER, ...args], options);
     return `${stdout}${stderr}`;
   } catch (error) {
