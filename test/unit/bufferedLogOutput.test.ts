@@ -4,7 +4,10 @@
  * process is quiet.
  */
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { createLogger, flushLogs } from '@graphx/kit/logger';
 
 const root = path.resolve(__dirname, '..', '..');
 const child = path.join(root, 'test', 'fixtures', 'logging', 'requestLogChild.ts');
@@ -49,4 +52,13 @@ describe('the buffered request log output', () => {
       process_.kill('SIGKILL');
     }
   }, 60_000);
+
+  it('has written every buffered line when flushLogs (the end of a stack stop) resolves', async () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-log-')), 'out.log');
+    const log = createLogger(file, 'info');
+    for (let index = 0; index < 3; index++) log.info({ request: { requestId: `stop-${index}` } }, 'request');
+    // Three short lines are far below the buffer's size: only the flush writes them (the timer waits 100 ms).
+    await flushLogs(log);
+    expect(requestIds(fs.readFileSync(file, 'utf8'))).toEqual(['stop-0', 'stop-1', 'stop-2']);
+  });
 });
