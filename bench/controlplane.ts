@@ -21,7 +21,6 @@ import Router from '@koa/router';
 import { Client as TemporalClient, Connection } from '@temporalio/client';
 import Koa from 'koa';
 import { Client as PgClient, Pool } from 'pg';
-import pino from 'pino';
 import { createApp } from '../src/api/app';
 import { loadConfig } from '../src/config';
 import { createDb, migrateToLatest, type Db } from '../src/db/knex';
@@ -157,9 +156,9 @@ export async function benchControlPlane(): Promise<void> {
     const secretBox = new SecretBox(loadSecretKey(config.secretKey, config.dataDir));
     const secrets = secretBox.encrypt(JSON.stringify([{ name: 'OPENAI_API_KEY', value: 'sk-bench' }]));
     const { tenantId, apiKey } = await createTenant(db);
-    // The request log stays on, as in production (one line per request, written synchronously like stdout), but to
-    // /dev/null: the figures are the cost of writing it, not of a terminal scrolling.
-    const log = createLogger(pino.destination({ dest: '/dev/null', sync: true }), 'info');
+    // The request log stays on, through the output the process logger writes stdout with (buffered, asynchronous), but
+    // to /dev/null: the figures are the cost of writing it, not of a terminal scrolling.
+    const log = createLogger('/dev/null', 'info');
     const api = await listen(createApp({ config, db, secretBox, temporal, log }).callback());
     const bare = await listen(bareApp(pool).callback());
     servers.push(api, bare);

@@ -14,7 +14,7 @@ import type { GraphxConfig } from './config';
 import { createDb, migrateToLatest, type Db } from './db/knex';
 import { embeddedClusterDir, startEmbeddedPostgres } from '@graphx/kit/os/embeddedPostgres';
 import { ensureBootstrapApiKey } from './bootstrap';
-import { logger } from '@graphx/kit/logger';
+import { flushLogs, logger } from '@graphx/kit/logger';
 import { killOwnedGroups } from '@graphx/kit/os/ownedGroups';
 import { startOutboxRelay } from './pipeline/outbox';
 import { closeMaintenanceDatabases } from './pipeline/deploymentDatabase';
@@ -79,6 +79,8 @@ export async function startStack(config: GraphxConfig, options: StackOptions = {
       }
     }
     stops.length = 0;
+    // Last: the lines of the stop itself are out once it resolves, the process exiting or not.
+    await flushLogs();
   };
   const record = (role: RecordedRole) => (pid: number | undefined) => {
     if (options.takeOver) recordProcess(config.dataDir, role, pid);

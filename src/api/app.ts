@@ -2,7 +2,7 @@
 import path from 'node:path';
 import Koa from 'koa';
 import { ApiKeyRepository } from '../db/repositories/apiKeys';
-import { createMetricsRegistry, HttpMetrics, httpMetricsMiddleware, metricsHandler } from '@graphx/kit/http/metrics';
+import { createMetricsRegistry, HttpMetrics, metricsHandler } from '@graphx/kit/http/metrics';
 import { Readiness, readinessHandler } from '@graphx/kit/http/readiness';
 import { requestLogMiddleware } from '@graphx/kit/http/requestLog';
 import { logger } from '@graphx/kit/logger';
@@ -74,9 +74,9 @@ export function buildApi(deps: ApiDeps): { app: Koa; registry: RouteRegistry } {
   router.get('/', (ctx) => ctx.redirect('/console/'));
 
   app.use(requestIdMiddleware());
-  // Both see the final status: they report when the response has ended, after the error middleware answered.
-  app.use(requestLogMiddleware(deps.log ?? logger));
-  app.use(httpMetricsMiddleware(new HttpMetrics(metricsRegistry)));
+  // The request line and the HTTP metrics see the final status: written when the response has ended, after the error
+  // middleware answered.
+  app.use(requestLogMiddleware(deps.log ?? logger, { metrics: new HttpMetrics(metricsRegistry) }));
   app.use(errorMiddleware());
   app.use(
     consolePagesMiddleware({

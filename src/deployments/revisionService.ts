@@ -41,6 +41,25 @@ export class RevisionService {
   }
 
   /**
+   * `get` as its JSON text, for the poll CI repeats: the revision's row version is read (one short column) and its view
+   * serialized once per version, as listJson does for pages; only a new or changed row is read whole.
+   */
+  async getJson(tenantId: string, deploymentId: string, revisionId: string): Promise<string> {
+    const repository = new RevisionRepository(this.deps.db);
+    const version = await repository.versionOfTenant(tenantId, deploymentId, revisionId);
+    if (version === null) {
+      await this.assertDeployment(tenantId, deploymentId);
+      throw revisionNotFound(revisionId);
+    }
+    const cached = serializedViews.get(revisionId);
+    if (cached?.version === version) return cached.json;
+    const [found] = await repository.findWithVersions([revisionId]);
+    // Deleted between the two reads (its deployment deleted meanwhile): as a later read would answer.
+    if (!found) throw revisionNotFound(revisionId);
+    return this.serialized(found.revision, found.version);
+  }
+
+  /**
    * The long-poll form of `get`: answers as soon as the status differs from `fromStatus`, or after `timeoutMs` with
    * the unchanged revision. Waiting costs no Temporal call and no query of its own (see RevisionStatusWatch).
    */
@@ -79,9 +98,7 @@ export class RevisionService {
     }
     if (stale.length > 0) {
       for (const { revision, version } of await repository.findWithVersions(stale)) {
-        const json = JSON.stringify(this.view(revision));
-        serializedViews.set(revision.id, { version, json });
-        views.set(revision.id, json);
+        views.set(revision.id, this.serialized(revision, version));
       }
     }
     // A row deleted between the two reads (its deployment deleted meanwhile) is left out, as a later read would.
@@ -148,6 +165,13 @@ export class RevisionService {
 
   private view(revision: RevisionRecord): Record<string, unknown> {
     return revisionView(revision, this.deployments.secretsForView(revision));
+  }
+
+  /** The revision's view as JSON text, remembered with the row version it was made from. */
+  private serialized(revision: RevisionRecord, version: string): string {
+    const json = JSON.stringify(this.view(revision));
+    serializedViews.set(revision.id, { version, json });
+    return json;
   }
 
   private async liveStatus(revision: RevisionRecord): Promise<RevisionStatus> {

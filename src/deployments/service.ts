@@ -24,7 +24,7 @@ import {
   patchNeedsRevision,
 } from './rules';
 import type { CreateDeploymentRequest, PatchDeploymentRequest, Secret, SourceConfig, SourceRevisionConfig } from './schemas';
-import { deploymentView } from './views';
+import { deploymentView, effectiveStatusKeptUntil } from './views';
 import { checkResourceSpec, runnerPolicyOf, type RunnerPolicy } from './resourceSpecPolicy';
 import { BoundedMap } from '@graphx/kit/boundedMap';
 
@@ -56,6 +56,9 @@ const SECRET_NAMES_CACHE_ENTRIES = 10_000;
 const secretNamesByCiphertext = new BoundedMap<string, Secret[]>(SECRET_NAMES_CACHE_ENTRIES);
 
 export class DeploymentService {
+  /** GET deployment's serialized views by deployment id (getJson); bounded, oldest dropped. */
+  private readonly serializedViews = new BoundedMap<string, { version: string; json: string; until: number }>(10_000);
+
   constructor(private readonly deps: DeploymentServiceDeps) {}
 
   async create(tenantId: string, request: CreateDeploymentRequest): Promise<Record<string, unknown>> {
@@ -150,6 +153,27 @@ export class DeploymentService {
     if (!found) throw deploymentNotFound(deploymentId);
     const { deployment, latest } = found;
     return deploymentView(deployment, latest, latest ? this.secretsForView(latest) : [], this.deps.config.unusedAfterDays);
+  }
+
+  /**
+   * `get` as its JSON text, for the poll CI repeats: the view's version (two row versions) is read and the view
+   * serialized once per version (and while its UNUSED/READY status holds); only a changed one is read whole.
+   */
+  async getJson(tenantId: string, deploymentId: string): Promise<string> {
+    const repository = new DeploymentRepository(this.deps.db);
+    const version = await repository.viewVersion(tenantId, deploymentId);
+    if (version === null) throw deploymentNotFound(deploymentId);
+    const now = Date.now();
+    const cached = this.serializedViews.get(deploymentId);
+    if (cached?.version === version && now < cached.until) return cached.json;
+    const found = await repository.findWithLatestRevision(tenantId, deploymentId);
+    if (!found) throw deploymentNotFound(deploymentId);
+    const { deployment, latest } = found;
+    const { unusedAfterDays } = this.deps.config;
+    const json = JSON.stringify(deploymentView(deployment, latest, latest ? this.secretsForView(latest) : [], unusedAfterDays));
+    const until = effectiveStatusKeptUntil(deployment, unusedAfterDays, now);
+    this.serializedViews.set(deploymentId, { version: found.version, json, until });
+    return json;
   }
 
   async list(tenantId: string, filters: { nameContains?: string; status?: string; limit: number; offset: number }) {

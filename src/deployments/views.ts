@@ -16,6 +16,16 @@ export function effectiveDeploymentStatus(deployment: DeploymentRecord, unusedAf
   return now - lastActivity > unusedAfterDays * DAY_MS ? 'UNUSED' : 'READY';
 }
 
+/**
+ * Until when effectiveDeploymentStatus of this row stays what it is `now` by the passing of time alone: a READY
+ * deployment turns UNUSED once idle for `unusedAfterDays`; every other status only changes with the row.
+ */
+export function effectiveStatusKeptUntil(deployment: DeploymentRecord, unusedAfterDays: number, now = Date.now()): number {
+  if (deployment.status !== 'READY' || !deployment.activeRevisionId) return Infinity;
+  const turnsUnused = (deployment.lastRunAt ?? deployment.updatedAt).getTime() + unusedAfterDays * DAY_MS;
+  return now > turnsUnused ? Infinity : turnsUnused + 1;
+}
+
 export function deploymentView(
   deployment: DeploymentRecord,
   latest: LatestRevisionSummary | null,

@@ -16,7 +16,6 @@ import Router from '@koa/router';
 import { everyHttpMethod } from '@graphx/kit/http/router';
 import { requestIdMiddleware } from '@graphx/kit/http/requestId';
 import { INSTANCE_ENV } from '@graphx/contract/instanceEnv';
-import { httpMetricsMiddleware } from '@graphx/kit/http/metrics';
 import { requestLogMiddleware } from '@graphx/kit/http/requestLog';
 import { logger } from '@graphx/kit/logger';
 import { applyAppEnv, loadAppConfig } from './appConfig';
@@ -271,8 +270,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   // First, as the anchor orders it: a preflight is answered before auth, and every answer (errors too) carries CORS.
   app.use(corsMiddleware(appConfig.http.cors));
   // At debug: this process's stdout is the tenant's app log, and a line per run would drown the app's own lines.
-  app.use(requestLogMiddleware(logger, { level: 'debug' }));
-  app.use(httpMetricsMiddleware(metrics.http));
+  app.use(requestLogMiddleware(logger, { level: 'debug', metrics: metrics.http }));
   app.use(errorMiddleware());
   app.use(httpExceptionMiddleware());
   if (options.devStudio) app.use(devStudioPagesMiddleware());

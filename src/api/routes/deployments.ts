@@ -78,7 +78,8 @@ export function registerDeploymentRoutes(router: Router, registry: RouteRegistry
       responses: { 200: deploymentResponse, 404: { description: 'Not found', schema: detail } },
     },
     async (ctx, { params }) => {
-      ctx.body = await service.get(tenantOf(ctx).tenantId, params.deployment_id);
+      ctx.type = 'application/json';
+      ctx.body = await service.getJson(tenantOf(ctx).tenantId, params.deployment_id);
     },
   );
 

@@ -61,7 +61,8 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
     async (ctx, { params, query }) => {
       const tenantId = tenantOf(ctx).tenantId;
       if (!query.wait_for_change_from) {
-        ctx.body = await service.get(tenantId, params.deployment_id, params.revision_id);
+        ctx.type = 'application/json';
+        ctx.body = await service.getJson(tenantId, params.deployment_id, params.revision_id);
         return;
       }
       const gone = new AbortController();

@@ -44,11 +44,19 @@ const LATEST_REVISION_COLUMNS = [
 ];
 
 // Columns named, not `*`: a prepared statement's result shape is fixed when it is first parsed.
+// The version of what GET deployment shows: the row versions (xmin: every UPDATE makes a new one) of the deployment and
+// of its latest revision.
+const VIEW_VERSION = `d.xmin::text || ':' || coalesce(r.xmin::text, '')`;
 const deploymentWithLatestRevision = new PreparedStatement(
-  'graphx_deployment_with_latest_revision_v2',
+  'graphx_deployment_with_latest_revision_v3',
   `SELECT ${DEPLOYMENT_COLUMNS.map((column) => `d.${column}`).join(', ')},
-          ${LATEST_REVISION_COLUMNS.map((column) => `r.${column}`).join(', ')}
+          ${LATEST_REVISION_COLUMNS.map((column) => `r.${column}`).join(', ')}, ${VIEW_VERSION}
    FROM deployments d LEFT JOIN revisions r ON r.id = d.latest_revision_id
+   WHERE d.id = ? AND d.tenant_id = ? AND d.deleted_at IS NULL`,
+);
+const deploymentViewVersion = new PreparedStatement(
+  'graphx_deployment_view_version_v1',
+  `SELECT ${VIEW_VERSION} FROM deployments d LEFT JOIN revisions r ON r.id = d.latest_revision_id
    WHERE d.id = ? AND d.tenant_id = ? AND d.deleted_at IS NULL`,
 );
 
@@ -191,11 +199,20 @@ export class DeploymentRepository {
     }));
   }
 
-  /** A live deployment with its latest revision, in one query (GET deployment, which CI polls). */
+  /**
+   * The version of a live deployment's view (its row's and its latest revision's row versions), or null: what GET
+   * deployment reads when its serialized view is cached.
+   */
+  async viewVersion(tenantId: string, id: string): Promise<string | null> {
+    const [row] = await deploymentViewVersion.values(this.db, [id, tenantId]);
+    return row ? (row[0] as string) : null;
+  }
+
+  /** A live deployment with its latest revision and their view version, in one query (GET deployment, CI polls it). */
   async findWithLatestRevision(
     tenantId: string,
     id: string,
-  ): Promise<{ deployment: DeploymentRecord; latest: LatestRevisionSummary | null } | null> {
+  ): Promise<{ deployment: DeploymentRecord; latest: LatestRevisionSummary | null; version: string } | null> {
     const [row] = await deploymentWithLatestRevision.values(this.db, [id, tenantId]);
     if (!row) return null;
     // The revision's columns (LATEST_REVISION_COLUMNS) follow the deployment's; no latest revision reads as nulls.
@@ -210,7 +227,7 @@ export class DeploymentRepository {
           imageDigest: row[at + 5] as string | null,
         }
       : null;
-    return { deployment: deploymentFromValues(row), latest };
+    return { deployment: deploymentFromValues(row), latest, version: row[at + LATEST_REVISION_COLUMNS.length] as string };
   }
 
   /** The gateway path for a new deployment: its name, unless another tenant's live deployment already holds it. */

@@ -66,6 +66,10 @@ const revisionVersionsOfTenantWithStatus = new PreparedStatement(
   'graphx_revision_versions_of_tenant_with_status_v1',
   `SELECT r.id, r.xmin::text ${OF_LIVE_DEPLOYMENT} AND r.status = ANY(?::text[]) ORDER BY r.number DESC LIMIT ? OFFSET ?`,
 );
+const revisionVersionOfTenant = new PreparedStatement(
+  'graphx_revision_version_of_tenant_v1',
+  `SELECT r.xmin::text ${OF_LIVE_DEPLOYMENT} AND r.id = ?`,
+);
 const revisionsWithVersion = new PreparedStatement(
   'graphx_revisions_with_version_v1',
   `SELECT ${REVISION_COLUMNS.join(', ')}, xmin::text FROM revisions WHERE id = ANY(?::uuid[])`,
@@ -212,6 +216,15 @@ export class RevisionRepository {
         ])
       : await revisionVersionsOfTenant.values(this.db, [tenantId, deploymentId, filters.limit, filters.offset]);
     return rows.map((row) => ({ id: row[0] as string, version: row[1] as string }));
+  }
+
+  /**
+   * The row version of a revision of a live deployment of `tenantId` (null when either is missing): what GET revision
+   * reads when its serialized view is cached.
+   */
+  async versionOfTenant(tenantId: string, deploymentId: string, id: string): Promise<string | null> {
+    const [row] = await revisionVersionOfTenant.values(this.db, [tenantId, deploymentId, id]);
+    return row ? (row[0] as string) : null;
   }
 
   /** The revisions in `ids` that exist, each with its row version. */

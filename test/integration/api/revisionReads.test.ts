@@ -183,9 +183,47 @@ describe('revision reads', () => {
     expect(listed).toEqual({ revision: fullRevision, version: version!.version });
     // GET deployment reads only what its view shows of the latest revision (the type says which fields).
     const { sourceRevisionConfig, secretsEncrypted, repoCommitSha, imageRef, imageDigest } = fullRevision;
+    const viewVersion = await new DeploymentRepository(db).viewVersion(tenantId, id);
     expect(await new DeploymentRepository(db).findWithLatestRevision(tenantId, id)).toEqual({
       deployment: fullDeployment,
       latest: { id: revisionId, sourceRevisionConfig, secretsEncrypted, repoCommitSha, imageRef, imageDigest },
+      version: viewVersion,
     });
+  });
+
+  it('a polled GET deployment and GET revision show every change of their rows at once, and READY turns UNUSED by time alone', async () => {
+    const { id, revisionId } = await createDeployment();
+    const get = async (path: string) => {
+      const response = await call().get(path).set('X-Api-Key', key);
+      expect(response.status).toBe(200);
+      expect(response.headers['content-type']).toMatch(/^application\/json/);
+      return response.body as Record<string, any>;
+    };
+    const revision = () => get(`/v2/deployments/${id}/revisions/${revisionId}`);
+    const deployment = () => get(`/v2/deployments/${id}`);
+    expect((await revision()).status).toBe('CREATING');
+    expect((await revision()).status).toBe('CREATING');
+    await db('revisions').where({ id: revisionId }).update({ status_message: 'cloning' });
+    expect((await revision()).status_message).toBe('cloning');
+    const before = await deployment();
+    expect(await deployment()).toEqual(before);
+    // A change of the latest revision alone (not of the deployment's row) shows in the deployment's view.
+    await db('revisions').where({ id: revisionId }).update({ repo_commit_sha: 'c0ffee' });
+    expect((await deployment()).source_revision_config.repo_commit_sha).toBe('c0ffee');
+    await db('deployments').where({ id }).update({ url: 'http://127.0.0.1:1/changed' });
+    expect((await deployment()).url).toBe('http://127.0.0.1:1/changed');
+    // READY with an active revision, its idle period ending in a second: the row stays as it is, the view does not.
+    const { unusedAfterDays } = testConfig();
+    await db('deployments')
+      .where({ id })
+      .update({
+        status: 'READY',
+        active_revision_id: revisionId,
+        last_run_at: db.raw(`now() - make_interval(days => ?) + interval '1 second'`, [unusedAfterDays]),
+      });
+    expect((await deployment()).status).toBe('READY');
+    expect((await deployment()).status).toBe('READY');
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect((await deployment()).status).toBe('UNUSED');
   });
 });

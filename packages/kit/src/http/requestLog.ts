@@ -4,11 +4,17 @@
  */
 import type Koa from 'koa';
 import type { Logger } from '../logger';
-import { onResponseEnd, routeOf } from './metrics';
+import { type HttpMetrics, onResponseEnd, routeOf } from './metrics';
 
 export interface RequestLogOptions {
   /** `info` on the control plane; the runtime uses `debug` (its stdout is the tenant's app log). */
   level?: 'info' | 'debug';
+  /**
+   * The server's request metrics, observed from the same end-of-response hook as the line: one listener per request
+   * instead of two (the log line and the metrics were a tenth of a control-plane read's CPU). Observed whatever the
+   * log level.
+   */
+  metrics?: HttpMetrics;
 }
 
 /** The fields of a request's log line. */
@@ -22,19 +28,27 @@ export interface RequestLogLine {
   tenantId: string | undefined;
 }
 
-/** Koa middleware writing one line per request once its response has ended. Mount it after the request id. */
+/**
+ * Koa middleware writing one line per request (and observing `options.metrics`) once its response has ended, so with
+ * the status the client got. Mount it after the request id, before the error middleware.
+ */
 export function requestLogMiddleware(log: Logger, options: RequestLogOptions = {}): Koa.Middleware {
   const level = options.level ?? 'info';
+  const { metrics } = options;
   // The line is built here from named fields, none of them a secret (no headers, no query): the process logger's
   // redaction paths would find nothing in it, and walking them was half the cost of writing the line.
   const requestLog = log.child({}, { redact: [] });
   return async (ctx, next) => {
-    if (!requestLog.isLevelEnabled(level)) return next();
+    const logged = requestLog.isLevelEnabled(level);
+    if (!logged && !metrics) return next();
     const started = process.hrtime.bigint();
     onResponseEnd(ctx.res, started, (seconds) => {
+      const route = routeOf(ctx);
+      metrics?.observe(ctx.method, route, ctx.status, seconds);
+      if (!logged) return;
       const line: RequestLogLine = {
         method: ctx.method,
-        route: routeOf(ctx),
+        route,
         // The path without the query; route patterns hide ids, the path is what an operator greps for.
         path: ctx.path,
         status: ctx.status,
