@@ -64,21 +64,34 @@ export class ImageBuilder implements RevisionBuilder {
       );
       progress.setPhase('image', `Building image ${tag} on ${runtimeImage} (Node ${nodeMajor})`);
       // Raced against the signal: a build stuck in our own code (or the engine's) ignores it, and must not hold the step.
-      image = await untilAborted(
-        signal,
-        this.images.build({
-          repoDir: src,
-          stagingDir: path.join(root, 'context'),
-          tag,
-          dockerfile: dockerfileInput(spec, src, app),
-          secrets: spec.secrets,
-          labels: { [IMAGE_LABELS.deploymentId]: spec.deploymentId, [IMAGE_LABELS.revisionId]: spec.revisionId },
-          onOutput: (line) => progress.line(line),
-          onBuildId: (id) => (buildId = id),
+      const buildOnce = () =>
+        untilAborted(
           signal,
-          runtimeImage,
-        }),
-      );
+          this.images.build({
+            repoDir: src,
+            stagingDir: path.join(root, 'context'),
+            tag,
+            dockerfile: dockerfileInput(spec, src, app),
+            secrets: spec.secrets,
+            labels: { [IMAGE_LABELS.deploymentId]: spec.deploymentId, [IMAGE_LABELS.revisionId]: spec.revisionId },
+            onOutput: (line) => progress.line(line),
+            onBuildId: (id) => (buildId = id),
+            signal,
+            runtimeImage,
+          }),
+        );
+      try {
+        image = await buildOnce();
+      } catch (error) {
+        if (signal.aborted || !isLostLayer(error)) throw error;
+        // The engine's cache lookup met a layer another build's or a cleanup's removal took away meanwhile: the
+        // same build again finds a consistent store (what is still cached is reused).
+        progress.line(
+          `The engine lost a cached layer during the build (${(error as Error).message.split('\n')[0]}); building again.`,
+          'warn',
+        );
+        image = await buildOnce();
+      }
     } catch (error) {
       throw buildFailure(error, { context, stall, signal, tag, buildTimeoutSeconds });
     } finally {
@@ -217,6 +230,11 @@ function buildFailure(
   const message = `The image build of ${why.tag} ${ending}: ${progress.lastLines(10).join('\n') || '(no output)'}`;
   progress.line(message, 'error');
   return new BuildFailed(message);
+}
+
+/** An engine error saying a layer or image vanished under the build (a concurrent removal), not the build's own fault. */
+export function isLostLayer(error: unknown): boolean {
+  return error instanceof ContainerEngineError && /\b(layer|image) not known\b/.test(error.message);
 }
 
 /** `work`, or a ContainerEngineError as soon as `signal` aborts (the abandoned work is left to notice the signal). */
