@@ -5,7 +5,7 @@
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { DeploymentRepository } from '../db/repositories/deployments';
-import { RevisionRepository, type RevisionRecord } from '../db/repositories/revisions';
+import { RevisionRepository, type RevisionRecord, type RevisionVersion } from '../db/repositories/revisions';
 import { ConflictError, deploymentNotFound, revisionNotFound } from '@graphx/kit/errors';
 import { queryRevisionStatus, retryRevision, signalRevision } from '../pipeline/deploymentWorkflowClient';
 import { deploymentWorkflowId, interruptQueuedRevisionSignal } from '../../workflows/messages';
@@ -51,12 +51,10 @@ export class RevisionService {
       await this.assertDeployment(tenantId, deploymentId);
       throw revisionNotFound(revisionId);
     }
-    const cached = serializedViews.get(revisionId);
-    if (cached?.version === version) return cached.json;
-    const [found] = await repository.findWithVersions([revisionId]);
+    const [json] = await this.viewsJson(repository, [{ id: revisionId, version }]);
     // Deleted between the two reads (its deployment deleted meanwhile): as a later read would answer.
-    if (!found) throw revisionNotFound(revisionId);
-    return this.serialized(found.revision, found.version);
+    if (json === undefined) throw revisionNotFound(revisionId);
+    return json;
   }
 
   /**
@@ -89,20 +87,7 @@ export class RevisionService {
     const page = await repository.versionsOfTenant(tenantId, deploymentId, filters);
     // One query answers the common case; only an empty page needs to know whether the deployment exists.
     if (page.length === 0) await this.assertDeployment(tenantId, deploymentId);
-    const views = new Map<string, string>();
-    const stale: string[] = [];
-    for (const { id, version } of page) {
-      const cached = serializedViews.get(id);
-      if (cached?.version === version) views.set(id, cached.json);
-      else stale.push(id);
-    }
-    if (stale.length > 0) {
-      for (const { revision, version } of await repository.findWithVersions(stale)) {
-        views.set(revision.id, this.serialized(revision, version));
-      }
-    }
-    // A row deleted between the two reads (its deployment deleted meanwhile) is left out, as a later read would.
-    const resources = page.flatMap(({ id }) => views.get(id) ?? []);
+    const resources = await this.viewsJson(repository, page);
     return `{"resources":[${resources.join(',')}],"offset":${filters.offset + resources.length}}`;
   }
 
@@ -167,11 +152,27 @@ export class RevisionService {
     return revisionView(revision, this.deployments.secretsForView(revision));
   }
 
-  /** The revision's view as JSON text, remembered with the row version it was made from. */
-  private serialized(revision: RevisionRecord, version: string): string {
-    const json = JSON.stringify(this.view(revision));
-    serializedViews.set(revision.id, { version, json });
-    return json;
+  /**
+   * The views of `page` as JSON text, in its order: each serialized once per row version and remembered; only rows
+   * new or changed since are read whole. A row deleted between the two reads (its deployment deleted meanwhile) is
+   * left out, as a later read would.
+   */
+  private async viewsJson(repository: RevisionRepository, page: RevisionVersion[]): Promise<string[]> {
+    const views = new Map<string, string>();
+    const stale: string[] = [];
+    for (const { id, version } of page) {
+      const cached = serializedViews.get(id);
+      if (cached?.version === version) views.set(id, cached.json);
+      else stale.push(id);
+    }
+    if (stale.length > 0) {
+      for (const { revision, version } of await repository.findWithVersions(stale)) {
+        const json = JSON.stringify(this.view(revision));
+        serializedViews.set(revision.id, { version, json });
+        views.set(revision.id, json);
+      }
+    }
+    return page.flatMap(({ id }) => views.get(id) ?? []);
   }
 
   private async liveStatus(revision: RevisionRecord): Promise<RevisionStatus> {

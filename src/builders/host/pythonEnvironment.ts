@@ -19,7 +19,7 @@ import {
   EXECUTOR_REQUIREMENTS,
 } from '@graphx/runtime/python/pythonRequirements';
 import { usesUv, UV_HOST_ENV, UV_PROJECT_HELPER, uvProjectArguments, uvProjectRoot } from '@graphx/runtime/python/uvProject';
-import { ensureUvTool } from '@graphx/runtime/python/uvTool';
+import { ensureUvTool, PIP_ENV, toolsDirBeside } from '@graphx/runtime/python/uvTool';
 import { BuildFailed, type BuildProgress } from '../builder';
 import type { StepCommand } from './hostBuilder';
 
@@ -46,8 +46,6 @@ interface PythonBuild {
   progress: BuildProgress;
   run: (command: StepCommand) => Promise<void>;
 }
-
-const PIP_ENV = { PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1', PIP_PROGRESS_BAR: 'off' };
 
 /** The uv project's helper as a build step, run by the environment's interpreter `python`. */
 function uvProjectStep(options: PythonBuild, uv: string, python: string, checkOnly: boolean): StepCommand {
@@ -88,8 +86,7 @@ export async function buildPythonEnvironment(options: PythonBuild): Promise<stri
     if (python.source) uvProjectRoot(python.source, appDir, options.repoDir);
     return findPython(python.version, options.interpreters);
   });
-  const tools = path.join(path.dirname(options.envsDir), 'python-tools');
-  const uv = usesUv(python) ? await ensureUvTool(tools, base, options.run) : null;
+  const uv = usesUv(python) ? await ensureUvTool(toolsDirBeside(options.envsDir), base, options.run) : null;
   const digest = pythonEnvDigest(python, appDir, options.tenantId);
   const { directory, built } = await buildIntoCache(options.envsDir, digest, async (building) => {
     await options.run({ display: `${base} -m venv <environment ${digest}>`, file: base, args: ['-m', 'venv', building] });

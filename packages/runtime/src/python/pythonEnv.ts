@@ -20,7 +20,7 @@ import {
   pythonEnvDigest,
 } from './pythonRequirements';
 import { UV_HOST_ENV, UV_PROJECT_HELPER, uvProjectArguments, uvProjectRoot } from './uvProject';
-import { ensureUvTool, type ToolCommand } from './uvTool';
+import { ensureUvTool, PIP_ENV, toolsDirBeside, type ToolCommand } from './uvTool';
 
 const run = promisify(execFile);
 
@@ -44,15 +44,13 @@ export async function ensurePythonEnv(options: {
     await run(base, ['-m', 'venv', building], { timeout: 120_000 });
     if (config.source) {
       const env = options.env ?? process.env;
-      const uv = await ensureUvTool(path.join(path.dirname(options.envsDir), 'python-tools'), base, (command) =>
-        runTool(command, env),
-      );
+      const uv = await ensureUvTool(toolsDirBeside(options.envsDir), base, (command) => runTool(command, env));
       const output = await installUvProject(path.join(building, 'bin', 'python'), uv, config, appDir, env);
       for (const line of output.split('\n')) if (line.trim()) options.onLog?.(line);
       return;
     }
     const { args, importable } = pipInstallArguments(config, appDir, { editable: true });
-    const pipEnv: NodeJS.ProcessEnv = { ...(options.env ?? process.env), PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1' };
+    const pipEnv: NodeJS.ProcessEnv = { ...(options.env ?? process.env), ...PIP_ENV };
     if (config.pipConfigFile) pipEnv.PIP_CONFIG_FILE = path.resolve(appDir, config.pipConfigFile);
     const pipArgs = ['-m', 'pip', '-q', ...args];
     const { stdout, stderr } = await run(path.join(building, 'bin', 'python'), pipArgs, {
@@ -82,10 +80,16 @@ async function runTool(command: ToolCommand, env: NodeJS.ProcessEnv): Promise<vo
     env: { ...env, ...command.env },
     timeout: 15 * 60_000,
     maxBuffer: 64 * 1024 * 1024,
-  }).catch((error: { stderr?: string; message: string }) => {
-    const tail = (error.stderr ?? error.message).trim().split('\n').slice(-8).join('\n');
-    throw new ConfigError(`graphx.json "source" (uv.lock) could not be installed:\n${tail}`);
+  }).catch((error) => {
+    throw uvInstallFailure(error);
   });
+}
+
+/** The ConfigError of a failed uv install: its output's last lines. */
+function uvInstallFailure(error: unknown): ConfigError {
+  const { stderr, stdout, message } = error as { stderr?: string; stdout?: string; message: string };
+  const tail = `${stdout ?? ''}${stderr ?? message}`.trim().split('\n').slice(-8).join('\n');
+  return new ConfigError(`graphx.json "source" (uv.lock) could not be installed:\n${tail}`);
 }
 
 /**
@@ -112,8 +116,6 @@ async function installUvProject(
     const { stdout, stderr } = await run(python, [UV_PROJECT_HELPER, ...args], options);
     return `${stdout}${stderr}`;
   } catch (error) {
-    const { stderr, stdout, message } = error as { stderr?: string; stdout?: string; message: string };
-    const tail = `${stdout ?? ''}${stderr ?? message}`.trim().split('\n').slice(-8).join('\n');
-    throw new ConfigError(`graphx.json "source" (uv.lock) could not be installed:\n${tail}`);
+    throw uvInstallFailure(error);
   }
 }

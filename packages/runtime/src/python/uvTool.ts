@@ -20,7 +20,11 @@ export interface ToolCommand {
   env?: Record<string, string>;
 }
 
-const PIP_ENV = { PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1', PIP_PROGRESS_BAR: 'off' };
+/** pip's settings for unattended installs (no prompt, no version check, no progress bar), for every host install. */
+export const PIP_ENV = { PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1', PIP_PROGRESS_BAR: 'off' };
+
+/** The tools folder beside an environments folder (`python-envs` → `python-tools`), where uv's environment lives. */
+export const toolsDirBeside = (envsDir: string): string => path.join(path.dirname(envsDir), 'python-tools');
 
 /**
  * uv from its pinned wheel in `<toolsDir>/uv-<digest of basePython and the pin>`, made with `basePython` when missing
