@@ -19,7 +19,6 @@ import {
 } from '@temporalio/workflow';
 import type { PipelineActivities } from '../activities/types';
 import {
-  CONTROL_TASK_QUEUE,
   deleteDeploymentSignal,
   deploymentStateQuery,
   enqueueRevisionSignal,
@@ -236,7 +235,8 @@ class DeploymentEntity {
     this.revisionStatuses[revisionId] = 'AWAITING_BUILD';
     const child = await startChild(revisionWorkflow, {
       workflowId: revisionWorkflowId(revisionId),
-      taskQueue: CONTROL_TASK_QUEUE,
+      // The installation's control queue: this workflow's own.
+      taskQueue: workflowInfo().taskQueue,
       args: [
         {
           revisionId,

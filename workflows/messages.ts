@@ -8,8 +8,29 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { PipelineStep, RevisionStatus } from '@graphx/contract/statuses';
 
-export const CONTROL_TASK_QUEUE = 'graphx-control';
-export const BUILD_TASK_QUEUE = 'graphx-build';
+/** The default prefix of the task queues (GRAPHX_TASK_QUEUE_PREFIX): `graphx-control` and `graphx-build`. */
+export const DEFAULT_TASK_QUEUE_PREFIX = 'graphx';
+
+export interface TaskQueues {
+  /** Workflows and the light activities (database, rollout, status). */
+  control: string;
+  /** Clone and build. */
+  build: string;
+}
+
+/**
+ * The two task queues of one installation. Installations sharing a Temporal namespace (a staging and a production
+ * control plane, the stacks of one test run) each take their own prefix, so no worker ever takes another's tasks:
+ * a foreign worker has another database and secret key.
+ */
+export function taskQueues(prefix: string = DEFAULT_TASK_QUEUE_PREFIX): TaskQueues {
+  return { control: `${prefix}-control`, build: `${prefix}-build` };
+}
+
+/** The build queue of the installation whose control queue is `controlQueue` (how a workflow finds it: its own). */
+export function buildQueueOf(controlQueue: string): string {
+  return `${controlQueue.replace(/-control$/, '')}-build`;
+}
 
 /** Typed search-attribute keys: the client starts workflows with them, workflows upsert by their `name`. */
 export const searchAttributeKeys = {

@@ -14,12 +14,14 @@ import {
   setHandler,
   setCurrentDetails,
   upsertSearchAttributes,
+  workflowInfo,
   ActivityFailure,
   ActivityCancellationType,
+  type ActivityOptions,
 } from '@temporalio/workflow';
 import type { PipelineActivities } from '../activities/types';
 import {
-  BUILD_TASK_QUEUE,
+  buildQueueOf,
   interruptSignal,
   retryRevisionUpdate,
   retrySignal,
@@ -44,8 +46,7 @@ const { recordRevisionStatus } = proxyLocalActivities<PipelineActivities>({
   startToCloseTimeout: '10 seconds',
   retry: { maximumInterval: '5 seconds' },
 });
-const buildQueue = proxyActivities<PipelineActivities>({
-  taskQueue: BUILD_TASK_QUEUE,
+const BUILD_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '30 minutes',
   heartbeatTimeout: '10 seconds',
   // Interrupt is recorded only once the activity has stopped (its build process killed), never before.
@@ -56,7 +57,14 @@ const buildQueue = proxyActivities<PipelineActivities>({
     maximumAttempts: 5,
     nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_TYPES],
   },
-});
+};
+/**
+ * Clone and build run on the build queue of this workflow's installation (messages.ts `taskQueues`): derived from the
+ * workflow's own task queue, which its history fixes, so replay schedules them where they ran.
+ */
+const onBuildQueue = () =>
+  proxyActivities<PipelineActivities>({ taskQueue: buildQueueOf(workflowInfo().taskQueue), ...BUILD_OPTIONS });
+// Without a task queue: the workflow's own, the installation's control queue.
 const controlQueue = proxyActivities<PipelineActivities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '10 seconds',
@@ -193,10 +201,10 @@ class RevisionEntity {
     const ref = { revisionId: this.input.revisionId, deploymentId: this.input.deploymentId };
     switch (step) {
       case 'clone':
-        this.view.repoCommitSha = (await buildQueue.cloneRepository(ref)).repoCommitSha;
+        this.view.repoCommitSha = (await onBuildQueue().cloneRepository(ref)).repoCommitSha;
         return;
       case 'build':
-        await buildQueue.buildApplication(ref);
+        await onBuildQueue().buildApplication(ref);
         return;
       case 'database':
         await controlQueue.provisionDatabase({ deploymentId: this.input.deploymentId });

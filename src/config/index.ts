@@ -73,6 +73,11 @@ export interface GraphxConfig {
    * `graphx serve` runs the API alone (its workers run elsewhere, as deploy/kubernetes runs them).
    */
   workerQueues: Array<'control' | 'build'>;
+  /**
+   * Prefix of this installation's Temporal task queues (GRAPHX_TASK_QUEUE_PREFIX; `<prefix>-control`, `<prefix>-build`):
+   * installations sharing a namespace take different prefixes so that no worker takes another's tasks.
+   */
+  taskQueuePrefix: string;
   /** Public base URL of the control plane, used in OAuth redirect URIs (GRAPHX_PUBLIC_URL). */
   publicUrl: string;
   /**
@@ -188,6 +193,9 @@ const schema = Joi.object({
     .pattern(/^(control|build)(,(control|build))*$/, 'comma list of control and build')
     .allow('')
     .default('control,build'),
+  GRAPHX_TASK_QUEUE_PREFIX: Joi.string()
+    .pattern(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'letters, digits, dot, underscore and dash')
+    .default('graphx'),
   GRAPHX_WORKER_METRICS_PORT: Joi.number().integer().min(0).max(65535).default(9464),
   GRAPHX_TEMPORAL_SDK_METRICS: flag.default(true),
   TEMPORAL_TLS: flag,
@@ -270,6 +278,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     containerStoreDir: path.resolve(v.GRAPHX_CONTAINER_STORE ?? path.join(dataDir, 'containers', 'store')),
     runtimeBaseImage: v.GRAPHX_RUNTIME_BASE_IMAGE,
     workerQueues: [...new Set(String(v.GRAPHX_WORKER_QUEUES).split(',').filter(Boolean))] as Array<'control' | 'build'>,
+    taskQueuePrefix: v.GRAPHX_TASK_QUEUE_PREFIX,
     workerMetricsPort: v.GRAPHX_WORKER_METRICS_PORT,
     temporalSdkMetrics: v.GRAPHX_TEMPORAL_SDK_METRICS,
     ...temporalSecurity(v),

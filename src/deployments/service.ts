@@ -277,7 +277,7 @@ export class DeploymentService {
         deploymentId,
         payload: { tenantId, deploymentName: deployment.name, deleteTracingProject },
       };
-      await writeOutboxMessage(trx, message);
+      await writeOutboxMessage(trx, message, this.deps.config.taskQueuePrefix);
     });
     this.pokeOutbox();
   }
@@ -353,7 +353,7 @@ export class DeploymentService {
         deploymentName: deployment.name,
       },
     };
-    await writeOutboxMessage(trx, message);
+    await writeOutboxMessage(trx, message, this.deps.config.taskQueuePrefix);
     return revision;
   }
 }

@@ -7,7 +7,6 @@ import {
   type Client,
 } from '@temporalio/client';
 import {
-  CONTROL_TASK_QUEUE,
   deleteDeploymentSignal,
   deploymentWorkflowId,
   enqueueRevisionSignal,
@@ -38,11 +37,14 @@ export type OutboxMessage =
       payload: { tenantId: string; deploymentName: string; deleteTracingProject: boolean };
     };
 
-/** Signal-with-start on `deployment/<id>`: starts the entity workflow if it is not running, then signals it. */
-export async function signalDeploymentWorkflow(temporal: Client, message: OutboxMessage): Promise<void> {
+/**
+ * Signal-with-start on `deployment/<id>`: starts the entity workflow if it is not running (on `taskQueue`, the
+ * installation's control queue), then signals it.
+ */
+export async function signalDeploymentWorkflow(temporal: Client, message: OutboxMessage, taskQueue: string): Promise<void> {
   const { tenantId, deploymentName } = message.payload;
   const common = {
-    taskQueue: CONTROL_TASK_QUEUE,
+    taskQueue,
     workflowId: deploymentWorkflowId(message.deploymentId),
     args: [{ deploymentId: message.deploymentId, tenantId, deploymentName }] as const,
     staticSummary: `deployment ${deploymentName}`,

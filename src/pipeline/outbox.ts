@@ -7,6 +7,7 @@
 import type { Client } from '@temporalio/client';
 import type { Db, DbOrTx } from '../db/knex';
 import { logger } from '@graphx/kit/logger';
+import { taskQueues } from '../../workflows/messages';
 import { signalDeploymentWorkflow, type OutboxMessage } from './deploymentWorkflowClient';
 
 export interface OutboxRelay {
@@ -17,12 +18,16 @@ export interface OutboxRelay {
 
 const BATCH = 20;
 
-/** Writes `message` in the caller's transaction (so it commits with what it announces); poke the relay after. */
-export async function writeOutboxMessage(trx: DbOrTx, message: OutboxMessage): Promise<void> {
+/**
+ * Writes `message` in the caller's transaction (so it commits with what it announces); poke the relay after.
+ * `taskQueuePrefix`: the writing installation's (GRAPHX_TASK_QUEUE_PREFIX), whose control queue the workflow runs on.
+ */
+export async function writeOutboxMessage(trx: DbOrTx, message: OutboxMessage, taskQueuePrefix: string): Promise<void> {
   await trx('pipeline_outbox').insert({
     deployment_id: message.deploymentId,
     kind: message.kind,
     payload: JSON.stringify(message.payload),
+    task_queue: taskQueues(taskQueuePrefix).control,
   });
 }
 
@@ -34,11 +39,11 @@ export async function deliverPendingOutbox(db: Db, temporal: Client): Promise<nu
     let delivered = 0;
     for (const row of rows) {
       try {
-        await signalDeploymentWorkflow(temporal, {
-          kind: row.kind,
-          deploymentId: row.deployment_id,
-          payload: row.payload,
-        } as OutboxMessage);
+        await signalDeploymentWorkflow(
+          temporal,
+          { kind: row.kind, deploymentId: row.deployment_id, payload: row.payload } as OutboxMessage,
+          row.task_queue,
+        );
         await trx('pipeline_outbox')
           .where({ id: row.id })
           .update({ delivered_at: trx.fn.now(), attempts: row.attempts + 1 });

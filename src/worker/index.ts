@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities';
-import { BUILD_TASK_QUEUE, CONTROL_TASK_QUEUE } from '../../workflows/messages';
+import { taskQueues } from '../../workflows/messages';
 import { createMetricsRegistry } from '@graphx/kit/http/metrics';
 import { Readiness } from '@graphx/kit/http/readiness';
 import { logger } from '@graphx/kit/logger';
@@ -90,13 +90,14 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     : { workflowsPath: WORKFLOWS_PATH };
   const { cloneRepository, buildApplication, ...controlActivities } = activities;
   const queues = options.queues ?? ['control', 'build'];
+  const names = taskQueues(options.deps.config.taskQueuePrefix);
   const workers: Worker[] = [];
   if (queues.includes('control')) {
     workers.push(
       await Worker.create({
         connection,
         namespace: options.namespace,
-        taskQueue: CONTROL_TASK_QUEUE,
+        taskQueue: names.control,
         ...workflowSource,
         activities: controlActivities,
         ...HEARTBEAT_THROTTLE,
@@ -108,7 +109,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       await Worker.create({
         connection,
         namespace: options.namespace,
-        taskQueue: BUILD_TASK_QUEUE,
+        taskQueue: names.build,
         activities: { cloneRepository, buildApplication },
         maxConcurrentActivityTaskExecutions: options.buildConcurrency ?? 2,
         ...HEARTBEAT_THROTTLE,

@@ -47,6 +47,8 @@ async function graphxStart(dataDir: string, env: Record<string, string>): Promis
       GRAPHX_GATEWAY_PORT: '0',
       GRAPHX_WORKER_METRICS_PORT: '0',
       GRAPHX_SECRET_KEY: crypto.randomBytes(32).toString('hex'),
+      // The test run's Temporal is shared: task queues of this stack's own (test/support/env.ts).
+      GRAPHX_TASK_QUEUE_PREFIX: `test-${crypto.randomBytes(4).toString('hex')}`,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

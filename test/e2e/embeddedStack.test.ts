@@ -2,6 +2,7 @@
  * `graphx start` as a user runs it: a real child process bringing up embedded PostgreSQL, the Temporal dev server
  * (with its Web UI), the API, the worker and the gateway; SIGINT stops all of it.
  */
+import crypto from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -143,6 +144,7 @@ describe('graphx start (embedded stack)', () => {
     const started = await startStack(dataDir, {
       DATABASE_URL: testEnv.databaseUrl(),
       TEMPORAL_ADDRESS: testEnv.temporalAddress(),
+      GRAPHX_TASK_QUEUE_PREFIX: `test-${crypto.randomBytes(4).toString('hex')}`,
       GRAPHX_BOOTSTRAP_API_KEY: 'gx_external-bootstrap-key-for-tests',
     });
     try {

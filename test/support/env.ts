@@ -39,6 +39,9 @@ export function testConfig(overrides: Record<string, string> = {}): GraphxConfig
       DATABASE_URL: testEnv.databaseUrl(),
       TEMPORAL_ADDRESS: testEnv.temporalAddress(),
       GRAPHX_SECRET_KEY: crypto.randomBytes(32).toString('hex'),
+      // Stacks of a test run share one database and one Temporal namespace, but not their secret keys, data dirs or
+      // runners: each polls task queues of its own, so no stack's worker takes another's activities.
+      GRAPHX_TASK_QUEUE_PREFIX: `test-${crypto.randomBytes(4).toString('hex')}`,
       GRAPHX_ALLOW_FILE_REPOS: '1',
       GRAPHX_ALLOW_INSECURE_OAUTH: '1',
       GRAPHX_LOG_LEVEL: 'silent',

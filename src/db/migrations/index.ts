@@ -10,6 +10,7 @@ import * as revisionImage from './20261124001200_revision_image';
 import * as pushWebhooks from './20261125000100_push_webhooks';
 import * as customUrlHost from './20261125000200_custom_url_host';
 import * as instanceOutputColumns from './20261125000300_instance_output_columns';
+import * as outboxTaskQueue from './20261128000100_outbox_task_queue';
 
 export const migrations: Record<string, Knex.Migration> = {
   '20261123000000_core_schema': coreSchema,
@@ -22,4 +23,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261125000100_push_webhooks': pushWebhooks,
   '20261125000200_custom_url_host': customUrlHost,
   '20261125000300_instance_output_columns': instanceOutputColumns,
+  '20261128000100_outbox_task_queue': outboxTaskQueue,
 };

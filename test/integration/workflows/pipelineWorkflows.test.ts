@@ -13,8 +13,6 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import type { PipelineActivities, RecordRevisionStatusInput } from '../../../activities/types';
 import { signalDeploymentWorkflow } from '../../../src/pipeline/deploymentWorkflowClient';
 import {
-  BUILD_TASK_QUEUE,
-  CONTROL_TASK_QUEUE,
   deploymentStateQuery,
   deploymentWorkflowId,
   interruptSignal,
@@ -22,11 +20,15 @@ import {
   retrySignal,
   revisionWorkflowId,
   statusQuery,
+  taskQueues,
 } from '../../../workflows/messages';
 import { type RevisionStatus } from '@graphx/contract/statuses';
 import { findTemporalCli } from '../../../src/temporal/devServer';
 import { HEARTBEAT_THROTTLE } from '../../../src/worker';
 import { testEnv, testTemporalClient } from '../../support/env';
+
+// Task queues of this file's own: no other stack's worker of the test run takes its tasks (nor it theirs).
+const QUEUES = taskQueues(`test-wf-${crypto.randomBytes(4).toString('hex')}`);
 
 interface Harness {
   statuses: Map<string, RevisionStatus[]>;
@@ -102,14 +104,14 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
     workers = [
       await Worker.create({
         connection,
-        taskQueue: CONTROL_TASK_QUEUE,
+        taskQueue: QUEUES.control,
         workflowBundle: { codePath: testEnv.workflowBundlePath() },
         activities: control,
         ...HEARTBEAT_THROTTLE,
       }),
       await Worker.create({
         connection,
-        taskQueue: BUILD_TASK_QUEUE,
+        taskQueue: QUEUES.build,
         activities: { cloneRepository, buildApplication },
         ...HEARTBEAT_THROTTLE,
       }),
@@ -157,17 +159,21 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
   async function enqueue(deploymentId: string, revisionNumber: number): Promise<string> {
     const revisionId = crypto.randomUUID();
     if (!startedDeployments.includes(deploymentId)) startedDeployments.push(deploymentId);
-    await signalDeploymentWorkflow(temporal, {
-      kind: 'enqueue_revision',
-      deploymentId,
-      payload: {
-        revisionId,
-        revisionNumber,
-        repoRef: 'main',
-        tenantId: crypto.randomUUID(),
-        deploymentName: `wf-${revisionNumber}`,
+    await signalDeploymentWorkflow(
+      temporal,
+      {
+        kind: 'enqueue_revision',
+        deploymentId,
+        payload: {
+          revisionId,
+          revisionNumber,
+          repoRef: 'main',
+          tenantId: crypto.randomUUID(),
+          deploymentName: `wf-${revisionNumber}`,
+        },
       },
-    });
+      QUEUES.control,
+    );
     return revisionId;
   }
 
@@ -205,11 +211,15 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
   it('ignores a revision delivered twice by the outbox', async () => {
     const deploymentId = crypto.randomUUID();
     const revisionId = await enqueue(deploymentId, 1);
-    await signalDeploymentWorkflow(temporal, {
-      kind: 'enqueue_revision',
-      deploymentId,
-      payload: { revisionId, revisionNumber: 1, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-dup' },
-    });
+    await signalDeploymentWorkflow(
+      temporal,
+      {
+        kind: 'enqueue_revision',
+        deploymentId,
+        payload: { revisionId, revisionNumber: 1, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-dup' },
+      },
+      QUEUES.control,
+    );
     await waitForStatus(revisionId, 'DEPLOYED');
     expect(harness.calls.filter((call) => call === `rollout:${revisionId}`)).toHaveLength(1);
   });
@@ -219,11 +229,15 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
     const first = crypto.randomUUID();
     harness.heldBuilds.add(first);
     startedDeployments.push(deploymentId);
-    await signalDeploymentWorkflow(temporal, {
-      kind: 'enqueue_revision',
-      deploymentId,
-      payload: { revisionId: first, revisionNumber: 1, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-q' },
-    });
+    await signalDeploymentWorkflow(
+      temporal,
+      {
+        kind: 'enqueue_revision',
+        deploymentId,
+        payload: { revisionId: first, revisionNumber: 1, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-q' },
+      },
+      QUEUES.control,
+    );
     await waitForStatus(first, 'BUILDING');
     const second = await enqueue(deploymentId, 2);
     const third = await enqueue(deploymentId, 3);
@@ -242,11 +256,15 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
     const revisionId = crypto.randomUUID();
     harness.failingBuilds.add(revisionId);
     startedDeployments.push(deploymentId);
-    await signalDeploymentWorkflow(temporal, {
-      kind: 'enqueue_revision',
-      deploymentId,
-      payload: { revisionId, revisionNumber: 1, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-retry' },
-    });
+    await signalDeploymentWorkflow(
+      temporal,
+      {
+        kind: 'enqueue_revision',
+        deploymentId,
+        payload: { revisionId, revisionNumber: 1, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-retry' },
+      },
+      QUEUES.control,
+    );
     await waitForStatus(revisionId, 'BUILD_FAILED');
     const handle = temporal.workflow.getHandle(revisionWorkflowId(revisionId));
     const failed = await handle.query(statusQuery);
@@ -273,11 +291,15 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
       const id = crypto.randomUUID();
       harness.failingBuilds.add(id);
       startedDeployments.push(deploymentId);
-      await signalDeploymentWorkflow(temporal, {
-        kind: 'enqueue_revision',
-        deploymentId,
-        payload: { revisionId: id, revisionNumber: 2, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-ui' },
-      });
+      await signalDeploymentWorkflow(
+        temporal,
+        {
+          kind: 'enqueue_revision',
+          deploymentId,
+          payload: { revisionId: id, revisionNumber: 2, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-ui' },
+        },
+        QUEUES.control,
+      );
       return id;
     })();
     await waitForStatus(revisionId, 'BUILD_FAILED');
@@ -303,11 +325,15 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
     const revisionId = crypto.randomUUID();
     harness.heldBuilds.add(revisionId);
     startedDeployments.push(deploymentId);
-    await signalDeploymentWorkflow(temporal, {
-      kind: 'enqueue_revision',
-      deploymentId,
-      payload: { revisionId, revisionNumber: 1, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-noretry' },
-    });
+    await signalDeploymentWorkflow(
+      temporal,
+      {
+        kind: 'enqueue_revision',
+        deploymentId,
+        payload: { revisionId, revisionNumber: 1, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-noretry' },
+      },
+      QUEUES.control,
+    );
     await waitForStatus(revisionId, 'BUILDING');
     const handle = temporal.workflow.getHandle(revisionWorkflowId(revisionId));
     const refused = await handle.executeUpdate(retryRevisionUpdate).catch((error: unknown) => error);
@@ -328,11 +354,15 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
     const revisionId = crypto.randomUUID();
     harness.heldBuilds.add(revisionId);
     startedDeployments.push(deploymentId);
-    await signalDeploymentWorkflow(temporal, {
-      kind: 'enqueue_revision',
-      deploymentId,
-      payload: { revisionId, revisionNumber: 1, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-int' },
-    });
+    await signalDeploymentWorkflow(
+      temporal,
+      {
+        kind: 'enqueue_revision',
+        deploymentId,
+        payload: { revisionId, revisionNumber: 1, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-int' },
+      },
+      QUEUES.control,
+    );
     await waitForStatus(revisionId, 'BUILDING');
     await sleep(300);
     await temporal.workflow.getHandle(revisionWorkflowId(revisionId)).signal(interruptSignal);
@@ -346,11 +376,15 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
     const deploymentId = crypto.randomUUID();
     const revisionId = await enqueue(deploymentId, 1);
     await waitForStatus(revisionId, 'DEPLOYED');
-    await signalDeploymentWorkflow(temporal, {
-      kind: 'delete_deployment',
-      deploymentId,
-      payload: { tenantId: crypto.randomUUID(), deploymentName: 'wf-del', deleteTracingProject: false },
-    });
+    await signalDeploymentWorkflow(
+      temporal,
+      {
+        kind: 'delete_deployment',
+        deploymentId,
+        payload: { tenantId: crypto.randomUUID(), deploymentName: 'wf-del', deleteTracingProject: false },
+      },
+      QUEUES.control,
+    );
     await temporal.workflow.getHandle(deploymentWorkflowId(deploymentId)).result();
     expect(harness.teardowns).toContain(deploymentId);
   });
