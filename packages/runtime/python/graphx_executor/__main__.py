@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
@@ -27,6 +28,7 @@ from .store import ServerStore
 SCHEMA_LOCK_KEY = 7_384_112_019
 SCHEMA_LOCK_TIMEOUT_S = 180
 SCHEMA_LOCK_POLL_S = 0.1
+EXECUTOR_APPLICATION_NAME = "graphx-executor"
 
 
 async def _take_schema_lock(conn: Any) -> None:
@@ -49,13 +51,24 @@ async def _take_schema_lock(conn: Any) -> None:
         await asyncio.sleep(SCHEMA_LOCK_POLL_S)
 
 
+def _connection_options(database_uri: str) -> dict[str, Any]:
+    options: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    # Names the executor's sessions in pg_stat_activity (for operators, and for databaseConnectionLoss.test.ts), unless
+    # the deployment's URI names them itself.
+    if "application_name" not in conninfo_to_dict(database_uri):
+        options["application_name"] = EXECUTOR_APPLICATION_NAME
+    return options
+
+
 async def _open_checkpointer(database_uri: str) -> tuple[AsyncPostgresSaver, AsyncConnectionPool]:
     pool = AsyncConnectionPool(
         conninfo=database_uri,
         min_size=1,
         max_size=int(os.environ.get("GRAPHX_EXECUTOR_POOL_SIZE", "8")),
-        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        kwargs=_connection_options(database_uri),
         open=False,
+        # PostgreSQL ends idle connections on a restart, a failover or pg_terminate_backend: each one is tested as it
+        # leaves the pool, so a run after that gets a new connection instead of the dead one's AdminShutdown.
         check=AsyncConnectionPool.check_connection,
     )
     await pool.open(wait=True, timeout=30)

@@ -1,76 +1,71 @@
 /**
- * Background runs over two instances sharing one database: a run whose instance is SIGKILLed mid-run is resumed by
- * the other from its last checkpoint and completes once; under a burst of runs each executes exactly once.
- * Lease shortened to 2 s for the test.
+ * Background runs over two instances sharing one database (in each graph language): a run whose instance is SIGKILLed
+ * mid-run is resumed by the other from its last checkpoint and completes once; under a burst of runs each executes
+ * exactly once. Lease shortened to 2 s for the test.
  */
 import { Client } from '@langchain/langgraph-sdk';
 import { Client as PgClient } from 'pg';
 import { waitFor } from '@graphx/kit/net/ports';
-import { createTestDatabase, startDevRuntime, type RuntimeProcess } from './support/runtimeHarness';
+import { devAppsForSuite, fixtureIn, graphLanguages, type GraphLanguage, type RuntimeProcess } from './support/runtimeHarness';
 
 const LEASE = { GRAPHX_RUNTIME_LEASE_MS: '2000' };
 const say = (content: string) => ({ messages: [{ role: 'user', content }] });
 const texts = (values: any) => (values.messages as Array<{ content: string }>).map((message) => message.content);
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
-let instances: RuntimeProcess[];
-let pg: PgClient;
 
-beforeAll(async () => {
-  database = await createTestDatabase('failover');
-  instances = await Promise.all([
-    startDevRuntime('runtime-echo', database.url, LEASE),
-    startDevRuntime('runtime-echo', database.url, LEASE),
-  ]);
-  pg = new PgClient({ connectionString: database.url });
-  await pg.connect();
-});
+describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
+  let pg: PgClient;
+  // Declared before the apps' hooks (jest runs afterAll hooks in order): the client ends before the database is dropped.
+  afterAll(async () => {
+    await pg?.end();
+  });
+  const apps = devAppsForSuite('failover', fixtureIn('runtime-echo', language), { count: 2, env: LEASE });
+  let instances: RuntimeProcess[];
 
-afterAll(async () => {
-  await pg?.end();
-  for (const instance of instances ?? []) {
-    if (instance.child.exitCode === null && instance.child.signalCode === null) await instance.stop();
-  }
-  await database?.drop();
-});
+  beforeAll(async () => {
+    instances = apps.runtimes;
+    pg = new PgClient({ connectionString: apps.database.url });
+    await pg.connect();
+  });
 
-test('under a burst of background runs on two instances, every run executes exactly once', async () => {
-  const client = new Client({ apiUrl: instances[0]!.url, apiKey: null });
-  const threads = await Promise.all(Array.from({ length: 20 }, () => client.threads.create()));
-  const runs = await Promise.all(
-    threads.map((thread, index) => client.runs.create(thread.thread_id, 'agent', { input: say(`n${index}`) })),
-  );
-  const results = await Promise.all(runs.map((run) => client.runs.join(run.thread_id!, run.run_id)));
-  results.forEach((values, index) => expect(texts(values)).toEqual([`n${index}`, `echo: n${index}`, 'ok']));
-  const rows = await pg.query('SELECT attempt, status, owner FROM graphx_runs WHERE run_id = ANY($1::uuid[])', [
-    runs.map((run) => run.run_id),
-  ]);
-  expect(rows.rows.map((row) => [row.attempt, row.status])).toEqual(runs.map(() => [1, 'success']));
-});
+  test('under a burst of background runs on two instances, every run executes exactly once', async () => {
+    const client = new Client({ apiUrl: instances[0]!.url, apiKey: null });
+    const threads = await Promise.all(Array.from({ length: 20 }, () => client.threads.create()));
+    const runs = await Promise.all(
+      threads.map((thread, index) => client.runs.create(thread.thread_id, 'agent', { input: say(`n${index}`) })),
+    );
+    const results = await Promise.all(runs.map((run) => client.runs.join(run.thread_id!, run.run_id)));
+    results.forEach((values, index) => expect(texts(values)).toEqual([`n${index}`, `echo: n${index}`, 'ok']));
+    const rows = await pg.query('SELECT attempt, status, owner FROM graphx_runs WHERE run_id = ANY($1::uuid[])', [
+      runs.map((run) => run.run_id),
+    ]);
+    expect(rows.rows.map((row) => [row.attempt, row.status])).toEqual(runs.map(() => [1, 'success']));
+  });
 
-test('a background run whose instance is SIGKILLed mid-run is resumed by the other instance and completes once', async () => {
-  const client = new Client({ apiUrl: instances[0]!.url, apiKey: null });
-  const thread = await client.threads.create();
-  const run = await client.runs.create(thread.thread_id, 'slow', { input: say('survive') });
-  let owner = '';
-  await waitFor(
-    'the run to be taken',
-    async () => {
-      const row = await pg.query('SELECT owner FROM graphx_runs WHERE run_id = $1 AND status = $2', [run.run_id, 'running']);
-      owner = row.rows[0]?.owner ?? '';
-      return owner !== '';
-    },
-    10_000,
-    50,
-  );
-  const doomed = instances.find((instance) => owner.includes(`:${instance.child.pid}:`))!;
-  const survivor = instances.find((instance) => instance !== doomed)!;
-  doomed.child.kill('SIGKILL');
-  await new Promise((resolve) => doomed.child.once('exit', resolve));
+  test('a background run whose instance is SIGKILLed mid-run is resumed by the other instance and completes once', async () => {
+    const client = new Client({ apiUrl: instances[0]!.url, apiKey: null });
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, 'slow', { input: say('survive') });
+    let owner = '';
+    await waitFor(
+      'the run to be taken',
+      async () => {
+        const row = await pg.query('SELECT owner FROM graphx_runs WHERE run_id = $1 AND status = $2', [run.run_id, 'running']);
+        owner = row.rows[0]?.owner ?? '';
+        return owner !== '';
+      },
+      10_000,
+      50,
+    );
+    const doomed = instances.find((instance) => owner.includes(`:${instance.child.pid}:`))!;
+    const survivor = instances.find((instance) => instance !== doomed)!;
+    doomed.child.kill('SIGKILL');
+    await new Promise((resolve) => doomed.child.once('exit', resolve));
 
-  const onSurvivor = new Client({ apiUrl: survivor.url, apiKey: null });
-  const values = await onSurvivor.runs.join(thread.thread_id, run.run_id);
-  expect(texts(values)).toEqual(['survive', 'done']);
-  const row = await pg.query('SELECT attempt, status, owner FROM graphx_runs WHERE run_id = $1', [run.run_id]);
-  expect(row.rows[0]).toMatchObject({ attempt: 2, status: 'success' });
-  expect(row.rows[0].owner).toContain(`:${survivor.child.pid}:`);
+    const onSurvivor = new Client({ apiUrl: survivor.url, apiKey: null });
+    const values = await onSurvivor.runs.join(thread.thread_id, run.run_id);
+    expect(texts(values)).toEqual(['survive', 'done']);
+    const row = await pg.query('SELECT attempt, status, owner FROM graphx_runs WHERE run_id = $1', [run.run_id]);
+    expect(row.rows[0]).toMatchObject({ attempt: 2, status: 'success' });
+    expect(row.rows[0].owner).toContain(`:${survivor.child.pid}:`);
+  });
 });
