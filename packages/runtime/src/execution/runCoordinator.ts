@@ -8,6 +8,7 @@
 import { Client, type Pool } from 'pg';
 import { logger } from '@graphx/kit/logger';
 import type { CancelAction, ThreadLeases } from '../storage/threadLeases';
+import { connectionErrorFields } from '../storage/idleConnections';
 
 const CHANNEL = 'graphx_runtime';
 const RECONNECT_DELAY_MS = 1_000;
@@ -51,7 +52,7 @@ export class RunCoordinator {
     const client = new Client({ connectionString: this.databaseUri });
     client.on('notification', (message) => this.onMessage(message.payload));
     client.on('error', (error) => {
-      logger.warn({ err: error }, 'runtime notification connection failed; reconnecting');
+      logger.warn({ err: connectionErrorFields(error) }, 'runtime notification connection failed; reconnecting');
       this.listener = null;
       client.end().catch(() => undefined);
       if (!this.closed) setTimeout(() => void this.start().catch(() => undefined), RECONNECT_DELAY_MS).unref();

@@ -9,6 +9,11 @@ import { logger } from '@graphx/kit/logger';
  */
 export function survivePoolConnectionLoss(pool: EventEmitter, what: string): void {
   pool.on('error', (error: Error & { code?: string }) =>
-    logger.warn({ err: { type: error.name, code: error.code, message: error.message } }, `idle ${what} connection failed`),
+    logger.warn({ err: connectionErrorFields(error) }, `idle ${what} connection failed`),
   );
+}
+
+/** What of a pg connection's error goes into a log line: its name, code and message, never the client it carries. */
+export function connectionErrorFields(error: Error & { code?: string }): { type: string; code?: string; message: string } {
+  return { type: error.name, code: error.code, message: error.message };
 }
