@@ -113,12 +113,7 @@ const legacy: Array<[string, unknown]> = [
 ];
 
 /** A protocol run on a new thread, its events on `channels` until the root lifecycle ends it. */
-async function protocolTranscript(
-  runtimeUrl: string,
-  channels: string[],
-  assistant: string,
-  content: string,
-): Promise<string> {
+async function protocolTranscript(runtimeUrl: string, channels: string[], assistant: string, content: string): Promise<string> {
   const threadId = crypto.randomUUID();
   const started = await fetch(`${runtimeUrl}/threads/${threadId}/commands`, {
     method: 'POST',
@@ -200,7 +195,9 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
   });
 
   test('stream mode updates on a thread: the reference transcript with its id lines', async () => {
-    const thread = (await (await fetch(`${runtime.url}/threads`, { method: 'POST', body: '{}' })).json()) as { thread_id: string };
+    const thread = (await (await fetch(`${runtime.url}/threads`, { method: 'POST', body: '{}' })).json()) as {
+      thread_id: string;
+    };
     const body = await post(runtime.url, `/threads/${thread.thread_id}/runs/stream`, {
       assistant_id: 'agent',
       input: hi,

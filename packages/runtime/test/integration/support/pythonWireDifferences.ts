@@ -29,8 +29,7 @@ const PYTHON_MESSAGE_DEFAULTS: Array<[string, unknown]> = [
 const PYTHON_STATE_MESSAGE_DEFAULTS: Array<[string, unknown]> = [['status', 'success']];
 
 const MESSAGE_TYPES = new Set(['human', 'ai', 'tool', 'system']);
-const isMessageDict = (value: unknown): value is Dict =>
-  isRecord(value) && MESSAGE_TYPES.has(value.type) && 'content' in value;
+const isMessageDict = (value: unknown): value is Dict => isRecord(value) && MESSAGE_TYPES.has(value.type) && 'content' in value;
 
 function withoutPythonDefaults(message: Dict): Dict {
   const defaults = 'additional_kwargs' in message ? PYTHON_MESSAGE_DEFAULTS : PYTHON_STATE_MESSAGE_DEFAULTS;
