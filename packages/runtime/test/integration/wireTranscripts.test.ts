@@ -8,6 +8,8 @@
  * Normalised on both sides: uuids (numbered by first appearance, so equal ids stay equal), timestamps, seqs (from the
  * first event), and in messages-tuple metadata the keys a server adds from its own host (version, plan, host, API URL,
  * created_by), with keys sorted.
+ * The same tests run over the echo app's Python twin against the same golden files; there both sides also pass through
+ * the table of what the two LangGraph libraries give differently (support/pythonWireDifferences.ts).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
