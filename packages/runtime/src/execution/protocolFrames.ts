@@ -47,7 +47,9 @@ function stateMessage(value: unknown): unknown {
   const type = MESSAGE_TYPES[String(dict.type ?? dict.role)];
   if (!type) return value;
   const message: Record<string, unknown> = { type, content: dict.content ?? '' };
-  for (const key of ['id', 'name', 'tool_call_id', 'status', 'artifact']) if (dict[key] !== undefined) message[key] = dict[key];
+  // Only the fields that are set: a Python message (pydantic's dump) carries `name: null` and `artifact: null` where a
+  // LangChain.js message has no field, and the protocol's shape must not tell the two apart.
+  for (const key of ['id', 'name', 'tool_call_id', 'status', 'artifact']) if (dict[key] != null) message[key] = dict[key];
   if (isRecord(dict.response_metadata) && Object.keys(dict.response_metadata).length > 0) {
     message.response_metadata = dict.response_metadata;
   }
