@@ -9,7 +9,7 @@ import { followThreadRows } from '../execution/threadFollower';
 import type { ThreadWatch } from '../execution/threadWatch';
 import type { RunEventStore } from '../storage/runEventStore';
 import type { ContainmentFilter, ThreadStore } from '../storage/threadStore';
-import { wireEventOf, type WireEvent } from './wireEvents';
+import { methodOf, wireEventOf, type WireEvent } from './wireEvents';
 
 export interface FollowerDeps {
   runEvents: RunEvents;
@@ -34,7 +34,8 @@ export async function followStart(
 /**
  * The thread's protocol events after row id `afterId` (`watch`: RunEvents.watchThread, closed when this ends). The
  * caller's `threads:read` filter is checked once, when the first rows come; rows handed over by a run writing here
- * need no check under an empty filter (the run holds the thread, and such a caller sees every thread).
+ * need no check under an empty filter (the run holds the thread, and such a caller sees every thread). `wants`:
+ * whether events of a method may be used at all (the others are skipped before their data is read).
  */
 export async function* followProtocolEvents(
   deps: FollowerDeps,
@@ -42,6 +43,7 @@ export async function* followProtocolEvents(
   filter: ContainmentFilter,
   afterId: string,
   signal: AbortSignal,
+  wants: (method: string) => boolean = () => true,
 ): AsyncGenerator<{ event: WireEvent; runId: string | null }> {
   let checked = false;
   const unfiltered = Object.keys(filter).length === 0;
@@ -51,8 +53,9 @@ export async function* followProtocolEvents(
       checked = true;
     }
     for (const row of rows) {
-      const event = wireEventOf(row);
-      if (event) yield { event, runId: row.runId };
+      const method = methodOf(row);
+      if (method === null || !wants(method)) continue;
+      yield { event: wireEventOf(row)!, runId: row.runId };
     }
   }
 }

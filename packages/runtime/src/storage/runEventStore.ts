@@ -14,11 +14,11 @@ const CHANNEL = 'graphx_runtime';
 
 export interface StoredRunEvent {
   /** Row id: the thread stream's event id. */
-  id: string;
-  runId: string | null;
-  seq: number;
-  event: string;
-  data: unknown;
+  readonly id: string;
+  readonly runId: string | null;
+  readonly seq: number;
+  readonly event: string;
+  readonly data: unknown;
 }
 
 export interface EventToStore {
@@ -34,10 +34,29 @@ export function compareRowIds(a: string, b: string): number {
 }
 
 /**
- * The rows a write made, as a read of them would give them (`written`: what append answered): the data in jsonb's
- * key order (jsonbOrder.ts), so that an event handed to a follower on the writing instance and the same event read
- * back (a resumed stream, another instance) are the same bytes on the wire.
+ * A row a write made, as a read of it would give it: the data in jsonb's key order (jsonbOrder.ts), so that an event
+ * handed to a follower on the writing instance and the same event read back (a resumed stream, another instance) are
+ * the same bytes on the wire. The data is parsed when first read, once for every follower: a row no follower reads
+ * (a channel none subscribed to) costs nothing.
  */
+class WrittenRow implements StoredRunEvent {
+  private parsed: { value: unknown } | null = null;
+
+  constructor(
+    readonly id: string,
+    readonly runId: string | null,
+    readonly seq: number,
+    readonly event: string,
+    private readonly json: string,
+  ) {}
+
+  get data(): unknown {
+    this.parsed ??= { value: inJsonbOrder(JSON.parse(this.json)) };
+    return this.parsed.value;
+  }
+}
+
+/** The rows a write made (`written`: what append answered), see WrittenRow. */
 export function writtenRows(
   runId: string | null,
   events: EventToStore[],
@@ -46,7 +65,7 @@ export function writtenRows(
   const bySeq = new Map(events.map((item) => [item.seq, item]));
   return written.flatMap(({ id, seq }) => {
     const item = bySeq.get(seq);
-    return item ? [{ id, runId, seq, event: item.event, data: inJsonbOrder(JSON.parse(item.json)) }] : [];
+    return item ? [new WrittenRow(id, runId, seq, item.event, item.json)] : [];
   });
 }
 

@@ -15,7 +15,7 @@ import { validatePart } from '@graphx/kit/http/validation';
 import { asCommand, ProtocolCommands } from '../../protocol/commands';
 import { followProtocolEvents, followStart } from '../../protocol/eventFollower';
 import { openSocketSession, type SocketUpgrade } from '../../protocol/socketSession';
-import { isChannel, matchesFilter, type EventFilter } from '../../protocol/wireEvents';
+import { isChannel, matchesFilter, methodMayMatch, type EventFilter } from '../../protocol/wireEvents';
 import { threadIdParams } from '../schemas';
 import { respondWithEvents } from '../sse';
 import { filterFor, userOf, type RuntimeServices } from './context';
@@ -71,7 +71,8 @@ export function registerProtocolRoutes(router: Router, services: RuntimeServices
       };
       const start = await followStart(deps, threadId, since, missing);
       async function* events(signal: AbortSignal) {
-        for await (const { event } of followProtocolEvents(deps, watch, filter, start, signal)) {
+        const wants = (method: string) => methodMayMatch(eventFilter, method);
+        for await (const { event } of followProtocolEvents(deps, watch, filter, start, signal, wants)) {
           if (matchesFilter(eventFilter, event)) yield { id: event.event_id, event: event.method, data: event };
         }
       }
