@@ -2,13 +2,15 @@
  * The events of the runs this instance executes that others may join: background runs, and runs streamed on a
  * thread. Events get per-run numbers in order and live twice: in memory here, where a join on this instance reads
  * them without a query, and in the database (RunEventStore), written in batches (one statement per turn of the event
- * loop and run), where a join or thread stream on any instance reads them. Whoever waits for news of a run or a
- * thread (runFollower.ts) is woken by a local publish or by another instance's notification (`noteRemote`).
+ * loop and run), where a join or thread stream on any instance reads them. Whoever waits for news of a run
+ * (runFollower.ts) is woken by a local publish or by another instance's notification (`noteRemote`); a thread's
+ * followers here are handed the rows as written (threadWatch.ts), and told by a notification to read the database.
  */
 import { logger } from '@graphx/kit/logger';
-import { END_EVENT, type EventToStore, type RunEventStore } from '../storage/runEventStore';
+import { END_EVENT, writtenRows, type EventToStore, type RunEventStore } from '../storage/runEventStore';
 import type { StreamEvent } from './graphStream';
 import { toWireJson } from './serialize';
+import { ThreadWatchers, type ThreadWatch } from './threadWatch';
 
 export interface NumberedEvent extends StreamEvent {
   id: string;
@@ -43,6 +45,9 @@ class RunLog {
 export class RunEvents {
   private readonly logs = new Map<string, RunLog>();
   private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly watchers = new ThreadWatchers();
+  /** Per thread, the last write queued: a thread's writes go one at a time, whichever run they belong to. */
+  private readonly threadTails = new Map<string, Promise<void>>();
 
   constructor(private readonly store: RunEventStore | null = null) {}
 
@@ -95,10 +100,25 @@ export class RunEvents {
   /** Another instance wrote events of `runId` on `threadId` (its notification). */
   noteRemote(runId: string | null, threadId: string | null): void {
     if (runId) this.wake(runId);
-    if (threadId) this.wake(`thread:${threadId}`);
+    if (threadId) this.watchers.markStale(threadId);
   }
 
-  /** Resolves at the next news of the run (or thread, `thread:<id>`), after `timeoutMs`, or when `signal` aborts. */
+  /**
+   * Watches the thread's events written from now on (threadWatch.ts); `readFirst`: the follower reads the database
+   * before anything is handed over. The caller closes it.
+   */
+  watchThread(threadId: string, readFirst = true): ThreadWatch {
+    return this.watchers.watch(threadId, readFirst);
+  }
+
+  /** Writes events of no run on the thread (`state_update`), in order with its runs' events; followers here get them. */
+  appendToThread(threadId: string, events: EventToStore[]): Promise<void> {
+    const store = this.store;
+    if (!store) return Promise.resolve();
+    return this.inThreadOrder(threadId, Promise.resolve(), () => this.write(store, null, threadId, events, true));
+  }
+
+  /** Resolves at the next news of the run, after `timeoutMs`, or when `signal` aborts. */
   waitForNews(key: string, timeoutMs: number, signal: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       if (signal.aborted) return resolve();
@@ -122,27 +142,57 @@ export class RunEvents {
   }
 
   private persist(runId: string, log: RunLog, event: EventToStore): void {
-    if (!this.store) return;
+    const store = this.store;
+    if (!store) return;
     log.unwritten.push(event);
     if (log.flushScheduled) return;
     log.flushScheduled = true;
-    const store = this.store;
-    log.writing = log.writing.then(async () => {
+    log.writing = this.inThreadOrder(log.threadId, log.writing, async () => {
       // Everything published while the previous write was in flight goes in this one.
       await new Promise((resolve) => setImmediate(resolve));
       log.flushScheduled = false;
       const batch = log.unwritten;
       log.unwritten = [];
       if (batch.length === 0) return;
-      try {
-        await store.append(runId, log.threadId, batch);
-      } catch (error) {
-        logger.warn({ err: error, runId }, 'run events not written; joins elsewhere miss them');
-      }
-      // Followers reading the database (thread streams, joins from further back than memory) find the rows now; the
-      // database's notification of this write is for other instances (RunCoordinator ignores its own).
+      await this.write(store, runId, log.threadId, batch, false);
+      // Followers reading the database (joins from further back than memory) find the rows now; the database's
+      // notification of this write is for other instances (RunCoordinator ignores its own).
       this.wake(runId);
-      if (log.threadId) this.wake(`thread:${log.threadId}`);
     });
+  }
+
+  /**
+   * Appends and hands the rows to the thread's followers here. A write whose answer is lost may still have been
+   * committed: the followers then read the database.
+   */
+  private async write(
+    store: RunEventStore,
+    runId: string | null,
+    threadId: string | null,
+    events: EventToStore[],
+    rethrow: boolean,
+  ): Promise<void> {
+    try {
+      const written = await store.append(runId, threadId, events);
+      if (threadId) this.watchers.deliver(threadId, () => writtenRows(runId, events, written));
+    } catch (error) {
+      if (threadId) this.watchers.markStale(threadId);
+      if (rethrow) throw error;
+      logger.warn({ err: error, runId }, 'run events not written; joins elsewhere miss them');
+    }
+  }
+
+  /**
+   * Queues `write` after the thread's last write (after `previous`, the run's own last write, when it has no
+   * thread): the thread's rows are then committed, and handed to followers, in the order of their ids. A failed
+   * write does not stop the ones queued after it.
+   */
+  private inThreadOrder(threadId: string | null, previous: Promise<void>, write: () => Promise<void>): Promise<void> {
+    const done = (threadId ? (this.threadTails.get(threadId) ?? previous) : previous).then(write);
+    if (!threadId) return done;
+    const tail = done.catch(() => undefined);
+    this.threadTails.set(threadId, tail);
+    void tail.then(() => this.threadTails.get(threadId) === tail && this.threadTails.delete(threadId));
+    return done;
   }
 }

@@ -104,13 +104,14 @@ export class RunService {
 
   /**
    * Everything that can fail with a 4xx happens here, before any byte of the stream: unknown assistant (404),
-   * forbidden (403), thread missing or outside the filter (404), thread busy (409).
+   * forbidden (403), thread missing or outside the filter (404), thread busy (409). `threadMissing`: the caller found
+   * no thread a moment ago (the claim tries creating it first).
    */
   async prepare(
     user: AuthUser | null,
     threadId: string | null,
     clientRequest: RunRequest,
-    options: { waitForThread: boolean } = { waitForThread: true },
+    options: { waitForThread: boolean; threadMissing?: boolean } = { waitForThread: true },
   ): Promise<PreparedRun> {
     const { graph, run, owner, filter, request } = await this.newRun(user, threadId, clientRequest);
     const runId = run.run_id;
@@ -118,7 +119,7 @@ export class RunService {
     let checkpointBefore: string | null = null;
     if (threadId) {
       const graphMetadata = { graph_id: graph.spec.graphId, assistant_id: run.assistant_id };
-      await claimThread(
+      const { created } = await claimThread(
         { coordinator: this.deps.coordinator, runs: this.deps.runs, limits: this.deps.claimLimits },
         {
           threadId,
@@ -128,11 +129,13 @@ export class RunService {
           filter,
           graphMetadata,
           createWithMetadata: request.if_not_exists === 'create' ? runMetadata : null,
+          likelyMissing: options.threadMissing,
         },
       );
       try {
         await this.deps.runs.insert({ run, owner });
-        checkpointBefore = await this.deps.runs.latestCheckpointId(threadId);
+        // A thread this claim made has no checkpoint yet.
+        checkpointBefore = created ? null : await this.deps.runs.latestCheckpointId(threadId);
       } catch (error) {
         await this.releaseThread(threadId, runId, { status: 'idle', valuesJson: null, interrupts: {}, error: null });
         throw error;

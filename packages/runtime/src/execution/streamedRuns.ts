@@ -23,7 +23,8 @@ export interface StreamedRunDeps {
  * A streamed `enqueue` run on a busy thread (or one with runs already queued) becomes a queued background run, so it
  * waits in the database, not in this request; its follower reads it like a join stream. `prepared` when the thread
  * could be taken at once (the run then executes here). `reserveHere`: only this instance may start the queued run
- * while it keeps the reservation (a response here follows it).
+ * while it keeps the reservation (a response here follows it). `threadMissing`: the caller found no thread a moment
+ * ago, so none of its runs can be queued (queued runs belong to threads that exist), and the claim creates it first.
  */
 export async function prepareOrQueue(
   deps: StreamedRunDeps,
@@ -31,12 +32,13 @@ export async function prepareOrQueue(
   threadId: string | null,
   request: RunRequest,
   reserveHere = true,
+  threadMissing = false,
 ): Promise<{ prepared?: PreparedRun; queued?: Run }> {
   if (!threadId || (request.multitask_strategy ?? DEFAULT_MULTITASK_STRATEGY) !== 'enqueue')
-    return { prepared: await deps.runService.prepare(user, threadId, request) };
-  if ((await deps.runQueue.withStatus(threadId, ['pending'])).length === 0) {
+    return { prepared: await deps.runService.prepare(user, threadId, request, { waitForThread: true, threadMissing }) };
+  if (threadMissing || (await deps.runQueue.withStatus(threadId, ['pending'])).length === 0) {
     try {
-      return { prepared: await deps.runService.prepare(user, threadId, request, { waitForThread: false }) };
+      return { prepared: await deps.runService.prepare(user, threadId, request, { waitForThread: false, threadMissing }) };
     } catch (error) {
       if (!(error instanceof ConflictError)) throw error;
     }

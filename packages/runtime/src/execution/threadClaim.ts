@@ -21,6 +21,7 @@ export interface ClaimLimits {
 
 /**
  * Claims `threadId` for `runId`, waiting or stopping the running run as `strategy` says.
+ * @returns `created`: the claim made the thread.
  * @throws NotFoundError when the thread is missing (and not to be created) or outside the filter.
  * @throws ConflictError when the thread stays busy (`reject` at once, the others after their bounded wait).
  */
@@ -33,8 +34,10 @@ export async function claimThread(
     filter: ContainmentFilter;
     graphMetadata: Record<string, unknown>;
     createWithMetadata: Record<string, unknown> | null;
+    /** The caller found no thread a moment ago (ThreadLeases.claim's `likelyMissing`). */
+    likelyMissing?: boolean;
   },
-): Promise<void> {
+): Promise<{ created: boolean }> {
   const { coordinator } = deps;
   const { threadId, runId, strategy } = claim;
   const leaseMs = coordinator.leases.leaseMs;
@@ -42,12 +45,15 @@ export async function claimThread(
   const waitMs = strategy === 'enqueue' ? deps.limits.enqueueWaitMs : 2 * leaseMs + 5_000;
   const deadline = Date.now() + waitMs;
   let cancelled: string | null = null;
+  let likelyMissing = claim.likelyMissing ?? false;
   for (;;) {
-    const result = await coordinator.leases.claim(threadId, runId, claim.filter, claim.graphMetadata, claim.createWithMetadata);
+    const { filter, graphMetadata, createWithMetadata } = claim;
+    const result = await coordinator.leases.claim(threadId, runId, filter, graphMetadata, createWithMetadata, likelyMissing);
+    likelyMissing = false;
     if (result.kind === 'claimed') {
       // The run of a process that died mid-run never ends by itself: it is recorded as failed.
       if (result.takenOverRunId) await deps.runs.setStatusIfRunning(result.takenOverRunId, 'error');
-      return;
+      return { created: result.created === true };
     }
     if (result.kind === 'missing') throw new NotFoundError(`Thread with ID ${threadId} not found.`);
     if (strategy === 'reject') throw new ConflictError(`Thread ${threadId} is already running a task. Wait for it to finish.`);

@@ -8,15 +8,18 @@
  * (its `metadata`) and end, `state_update` only the `state_update` events of `POST /threads/{id}/state`.
  */
 import { InputError } from '@graphx/kit/errors';
-import { END_EVENT, type RunEventStore, type StoredRunEvent } from '../storage/runEventStore';
+import { compareRowIds, END_EVENT, type RunEventStore, type StoredRunEvent } from '../storage/runEventStore';
 import type { StreamEvent } from './graphStream';
 import type { RunEvents } from './runEvents';
+import type { ThreadWatch } from './threadWatch';
 
 export const THREAD_STREAM_MODES = ['run_modes', 'lifecycle', 'state_update'] as const;
 export type ThreadStreamMode = (typeof THREAD_STREAM_MODES)[number];
 export const STATE_UPDATE_EVENT = 'state_update';
 
 const POLL_MS = 1_000;
+// Rows read at once; a full page means more may be waiting.
+const PAGE = 500;
 
 /** Where a thread stream starts: the row id after which events are sent. */
 export async function threadStreamStart(store: RunEventStore, threadId: string, lastEventId: string | null): Promise<string> {
@@ -39,6 +42,38 @@ function asThreadEvent(row: StoredRunEvent, modes: readonly ThreadStreamMode[]):
   return null;
 }
 
+/**
+ * The thread's rows after row id `afterId`, batch by batch as they come, until `signal` aborts; closes `watch` when
+ * done. Rows this instance writes are handed over by the watch (`pushed`), not read back; the database is read first
+ * when the watch says so, when another instance wrote, and after a second without news.
+ */
+export async function* followThreadRows(
+  eventStore: RunEventStore,
+  watch: ThreadWatch,
+  afterId: string,
+  signal: AbortSignal,
+): AsyncGenerator<{ rows: StoredRunEvent[]; pushed: boolean }> {
+  let cursor = BigInt(afterId).toString();
+  try {
+    while (!signal.aborted) {
+      const news = watch.take();
+      const rows = news.stale
+        ? await eventStore.forThread(watch.threadId, cursor, PAGE)
+        : news.rows.filter((row) => compareRowIds(row.id, cursor) > 0);
+      // A full page: more may be waiting, read at once.
+      if (news.stale && rows.length === PAGE) watch.markStale();
+      if (rows.length === 0) {
+        await watch.next(POLL_MS, signal);
+        continue;
+      }
+      cursor = rows[rows.length - 1]!.id;
+      yield { rows, pushed: !news.stale };
+    }
+  } finally {
+    watch.close();
+  }
+}
+
 /** Yields the thread's events after row id `afterId` as they come, until `signal` aborts. */
 export async function* followThread(
   deps: { runEvents: RunEvents; eventStore: RunEventStore },
@@ -47,14 +82,11 @@ export async function* followThread(
   modes: readonly ThreadStreamMode[],
   signal: AbortSignal,
 ): AsyncGenerator<StreamEvent & { id: string }> {
-  let cursor = afterId;
-  while (!signal.aborted) {
-    const rows = await deps.eventStore.forThread(threadId, cursor);
+  const watch = deps.runEvents.watchThread(threadId);
+  for await (const { rows } of followThreadRows(deps.eventStore, watch, afterId, signal)) {
     for (const row of rows) {
-      cursor = row.id;
       const event = asThreadEvent(row, modes);
       if (event) yield { ...event, id: row.id };
     }
-    if (rows.length === 0) await deps.runEvents.waitForNews(`thread:${threadId}`, POLL_MS, signal);
   }
 }

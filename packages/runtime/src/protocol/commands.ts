@@ -110,6 +110,7 @@ export class ProtocolCommands {
       threadId,
       params,
       resume ? { command: { resume: params.input } } : { input: params.input ?? null },
+      thread === null,
     );
     return this.success(id, threadId, { run_id: runId });
   }
@@ -171,7 +172,14 @@ export class ProtocolCommands {
     return this.success(id, threadId, { run_id: runId });
   }
 
-  private async start(user: AuthUser | null, threadId: string, params: Record<string, unknown>, what: Partial<RunRequest>) {
+  /** `threadMissing`: the thread did not exist a moment ago (see prepareOrQueue). */
+  private async start(
+    user: AuthUser | null,
+    threadId: string,
+    params: Record<string, unknown>,
+    what: Partial<RunRequest>,
+    threadMissing = false,
+  ) {
     const asked = params.multitaskStrategy ?? params.multitask_strategy;
     const request: RunRequest = {
       assistant_id: params.assistant_id as string,
@@ -186,7 +194,7 @@ export class ProtocolCommands {
       if_not_exists: 'create',
       protocol: true,
     };
-    const { prepared, queued } = await prepareOrQueue(this.services, user, threadId, request, false);
+    const { prepared, queued } = await prepareOrQueue(this.services, user, threadId, request, false, threadMissing);
     if (prepared) {
       // Nobody's connection holds the run: it goes on whoever watches (on_disconnect continue).
       void (async () => {

@@ -1,17 +1,15 @@
 /**
- * Follows a thread's protocol-v2 events from the database (rows any instance wrote), as they come, until the signal
- * aborts. A stream may be opened on a thread that does not exist yet (a client names its new thread and its first
+ * Follows a thread's protocol-v2 events (rows any instance wrote: read from the database, or handed over as this
+ * instance writes them, execution/threadFollower.ts), as they come, until the signal aborts. A stream may be opened on a thread that does not exist yet (a client names its new thread and its first
  * `run.start` creates it): nothing is sent until the thread exists, and then only if the caller may read it (its
  * `threads:read` filter); a thread another user created ends the stream with nothing sent.
  */
 import type { RunEvents } from '../execution/runEvents';
+import { followThreadRows } from '../execution/threadFollower';
+import type { ThreadWatch } from '../execution/threadWatch';
 import type { RunEventStore } from '../storage/runEventStore';
 import type { ContainmentFilter, ThreadStore } from '../storage/threadStore';
-import { wireEventOf, type WireEvent } from './wireEvents';
-
-const POLL_MS = 1_000;
-// Rows read at once; a full page means more may be waiting, read at once.
-const PAGE = 500;
+import { methodOf, wireEventOf, type WireEvent } from './wireEvents';
 
 export interface FollowerDeps {
   runEvents: RunEvents;
@@ -33,29 +31,31 @@ export async function followStart(
   return threadMissing ? '0' : deps.eventStore.beforeLatestRun(threadId);
 }
 
+/**
+ * The thread's protocol events after row id `afterId` (`watch`: RunEvents.watchThread, closed when this ends). The
+ * caller's `threads:read` filter is checked once, when the first rows come; rows handed over by a run writing here
+ * need no check under an empty filter (the run holds the thread, and such a caller sees every thread). `wants`:
+ * whether events of a method may be used at all (the others are skipped before their data is read).
+ */
 export async function* followProtocolEvents(
   deps: FollowerDeps,
-  threadId: string,
+  watch: ThreadWatch,
   filter: ContainmentFilter,
   afterId: string,
   signal: AbortSignal,
+  wants: (method: string) => boolean = () => true,
 ): AsyncGenerator<{ event: WireEvent; runId: string | null }> {
-  let cursor = afterId;
   let checked = false;
-  while (!signal.aborted) {
-    // Listening before the read: a write that lands while the read is in flight (or while the events are being sent)
-    // wakes the next read at once, and a read that found everything does not need a second, empty one to be sure.
-    const news = deps.runEvents.waitForNews(`thread:${threadId}`, POLL_MS, signal);
-    const rows = await deps.eventStore.forThread(threadId, cursor, PAGE);
-    if (rows.length > 0 && !checked) {
-      if (!(await deps.threads.visibility(threadId, filter))?.visible) return;
+  const unfiltered = Object.keys(filter).length === 0;
+  for await (const { rows, pushed } of followThreadRows(deps.eventStore, watch, afterId, signal)) {
+    if (!checked) {
+      if (!(pushed && unfiltered) && !(await deps.threads.visibility(watch.threadId, filter))?.visible) return;
       checked = true;
     }
     for (const row of rows) {
-      cursor = row.id;
-      const event = wireEventOf(row);
-      if (event) yield { event, runId: row.runId };
+      const method = methodOf(row);
+      if (method === null || !wants(method)) continue;
+      yield { event: wireEventOf(row)!, runId: row.runId };
     }
-    if (rows.length < PAGE) await news;
   }
 }

@@ -87,7 +87,9 @@ class SocketSession {
   private async follow(): Promise<void> {
     const { deps, threadId, filter } = this.options;
     const start = await followStart(deps, threadId, undefined);
-    for await (const { event, runId } of followProtocolEvents(deps, threadId, filter, start, this.abort.signal)) {
+    // Its first take reads the database from `start`.
+    const watch = deps.runEvents.watchThread(threadId);
+    for await (const { event, runId } of followProtocolEvents(deps, watch, filter, start, this.abort.signal)) {
       if (runId !== this.runId) {
         this.runId = runId;
         this.runEvents = [];

@@ -38,16 +38,22 @@ export function isChannel(channel: unknown): channel is string {
   return typeof channel === 'string' && (PROTOCOL_CHANNELS.includes(channel) || /^custom:.+/.test(channel));
 }
 
-/** The wire event of a kept row; null for a row that is not a protocol event (a legacy run's, a run's end mark). */
+/** The method of a kept row's protocol event; null for a row that is not one (a legacy run's, a run's end mark). */
+export function methodOf(row: StoredRunEvent): string | null {
+  return row.event.startsWith(PROTOCOL_EVENT_PREFIX) ? row.event.slice(PROTOCOL_EVENT_PREFIX.length) : null;
+}
+
+/** The wire event of a kept row; null for a row that is not a protocol event. */
 export function wireEventOf(row: StoredRunEvent): WireEvent | null {
-  if (!row.event.startsWith(PROTOCOL_EVENT_PREFIX)) return null;
+  const method = methodOf(row);
+  if (method === null) return null;
   // The database keeps JSON as jsonb, which reorders keys: the params go out in the protocol's order again.
   const { namespace, timestamp, node, data } = row.data as ProtocolParams;
   return {
     type: 'event',
     event_id: row.id,
     seq: Number(row.id),
-    method: row.event.slice(PROTOCOL_EVENT_PREFIX.length),
+    method,
     params: { namespace, timestamp, ...(node !== undefined ? { node } : {}), data },
   };
 }
@@ -72,6 +78,12 @@ export function underPrefix(namespace: readonly string[], prefix: readonly strin
     const actual = namespace[index]!;
     return actual === segment || (!segment.includes(':') && actual.startsWith(`${segment}:`));
   });
+}
+
+/** False when no event of `method` can pass the filter (its channel is not subscribed): decided before its data is read. */
+export function methodMayMatch(filter: EventFilter, method: string): boolean {
+  if (method !== 'custom') return filter.channels.has(method.startsWith('input.') ? 'input' : method);
+  return [...filter.channels].some((channel) => channel === 'custom' || channel.startsWith('custom:'));
 }
 
 export function matchesFilter(filter: EventFilter, event: WireEvent): boolean {

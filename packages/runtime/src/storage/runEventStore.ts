@@ -7,17 +7,18 @@
  * RETENTION_MS, then the sweep drops them.
  */
 import type { Pool } from 'pg';
+import { inJsonbOrder } from './jsonbOrder';
 
 export const END_EVENT = 'graphx:end';
 const CHANNEL = 'graphx_runtime';
 
 export interface StoredRunEvent {
   /** Row id: the thread stream's event id. */
-  id: string;
-  runId: string | null;
-  seq: number;
-  event: string;
-  data: unknown;
+  readonly id: string;
+  readonly runId: string | null;
+  readonly seq: number;
+  readonly event: string;
+  readonly data: unknown;
 }
 
 export interface EventToStore {
@@ -25,6 +26,47 @@ export interface EventToStore {
   event: string;
   /** The data as wire JSON (serialize.ts), stored as it is. */
   json: string;
+}
+
+/** Orders two row ids (decimal strings without leading zeros) as numbers. */
+export function compareRowIds(a: string, b: string): number {
+  return a.length !== b.length ? a.length - b.length : a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * A row a write made, as a read of it would give it: the data in jsonb's key order (jsonbOrder.ts), so that an event
+ * handed to a follower on the writing instance and the same event read back (a resumed stream, another instance) are
+ * the same bytes on the wire. The data is parsed when first read, once for every follower: a row no follower reads
+ * (a channel none subscribed to) costs nothing.
+ */
+class WrittenRow implements StoredRunEvent {
+  private parsed: { value: unknown } | null = null;
+
+  constructor(
+    readonly id: string,
+    readonly runId: string | null,
+    readonly seq: number,
+    readonly event: string,
+    private readonly json: string,
+  ) {}
+
+  get data(): unknown {
+    this.parsed ??= { value: inJsonbOrder(JSON.parse(this.json)) };
+    return this.parsed.value;
+  }
+}
+
+/** The rows a write made (`written`: what append answered), see WrittenRow. */
+export function writtenRows(
+  runId: string | null,
+  events: EventToStore[],
+  written: Array<{ id: string; seq: number }>,
+): StoredRunEvent[] {
+  const bySeq = new Map(events.map((item) => [item.seq, item]));
+  return written.flatMap(({ id, seq }) => {
+    const item = bySeq.get(seq);
+    return item ? [new WrittenRow(id, runId, seq, item.event, item.json)] : [];
+  });
 }
 
 function toStored(row: Record<string, any>): StoredRunEvent {
@@ -38,16 +80,24 @@ export class RunEventStore {
     private readonly origin: string,
   ) {}
 
-  /** Appends a run's events (a repeated seq is ignored: a run taken over writes on after the last one kept). */
-  async append(runId: string | null, threadId: string | null, events: EventToStore[]): Promise<void> {
+  /**
+   * Appends a run's events (a repeated seq is ignored: a run taken over writes on after the last one kept).
+   * @returns the rows written, with the ids the database gave them (a repeated seq is not among them).
+   */
+  async append(
+    runId: string | null,
+    threadId: string | null,
+    events: EventToStore[],
+  ): Promise<Array<{ id: string; seq: number }>> {
     // Built by hand: the data is already wire JSON, parsing it to build an object for JSON.stringify would double the cost.
     const rows = events.map((item) => `{"seq":${item.seq},"event":${JSON.stringify(item.event)},"data":${item.json}}`);
-    await this.pool.query(
+    // The notification goes out whatever was written (the one-row side of the join), and at commit.
+    const result = await this.pool.query(
       `WITH written AS (
          INSERT INTO graphx_run_events (run_id, thread_id, seq, event, data)
          SELECT $1::uuid, $2::uuid, r.seq, r.event, r.data FROM jsonb_to_recordset($3::jsonb) AS r(seq int, event text, data jsonb)
-         ON CONFLICT DO NOTHING RETURNING 1)
-       SELECT pg_notify('${CHANNEL}', $4) FROM (SELECT count(*) FROM written) AS c`,
+         ON CONFLICT DO NOTHING RETURNING id, seq)
+       SELECT w.id, w.seq FROM (SELECT pg_notify('${CHANNEL}', $4)) AS n LEFT JOIN written w ON true`,
       [
         runId,
         threadId,
@@ -55,6 +105,7 @@ export class RunEventStore {
         JSON.stringify({ type: 'events', run_id: runId, thread_id: threadId, origin: this.origin }),
       ],
     );
+    return result.rows.filter((row) => row.id !== null).map((row) => ({ id: String(row.id), seq: Number(row.seq) }));
   }
 
   /** The run's events with seq ≥ `fromSeq`, oldest first. */

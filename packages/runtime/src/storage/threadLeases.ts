@@ -9,8 +9,11 @@ import type { ContainmentFilter, ThreadStatus } from './threadStore';
 
 export type CancelAction = 'interrupt' | 'rollback';
 
+/** `created`: the claim made the thread. */
 export type ClaimResult =
-  { kind: 'claimed'; takenOverRunId: string | null } | { kind: 'busy'; busyRunId: string | null } | { kind: 'missing' };
+  | { kind: 'claimed'; takenOverRunId: string | null; created?: boolean }
+  | { kind: 'busy'; busyRunId: string | null }
+  | { kind: 'missing' };
 
 export class ThreadLeases {
   constructor(
@@ -21,7 +24,9 @@ export class ThreadLeases {
 
   /**
    * Marks the thread busy for `runId` unless a live lease holds it; creates the thread when missing and
-   * `createWithMetadata` is given. `takenOverRunId` names a run whose owner's lease had expired.
+   * `createWithMetadata` is given. `takenOverRunId` names a run whose owner's lease had expired. `likelyMissing`: the
+   * caller found no thread a moment ago, so creating it is tried first (one statement instead of three), and the
+   * usual way taken only when the id exists by now.
    */
   async claim(
     threadId: string,
@@ -29,7 +34,11 @@ export class ThreadLeases {
     filter: ContainmentFilter,
     graphMetadata: Record<string, unknown>,
     createWithMetadata: Record<string, unknown> | null,
+    likelyMissing = false,
   ): Promise<ClaimResult> {
+    if (likelyMissing && createWithMetadata && (await this.create(threadId, runId, graphMetadata, createWithMetadata))) {
+      return { kind: 'claimed', takenOverRunId: null, created: true };
+    }
     const claimed = await this.pool.query(
       `UPDATE graphx_threads t SET status = 'busy', updated_at = now(), metadata = t.metadata || $3, busy_run_id = $4,
               busy_owner = $5, lease_expires_at = now() + $6 * interval '1 millisecond', cancel_action = NULL
@@ -49,12 +58,9 @@ export class ThreadLeases {
     ]);
     if (existing.rows[0]) return { kind: 'busy', busyRunId: existing.rows[0].busy_run_id };
     if (!createWithMetadata) return { kind: 'missing' };
-    const created = await this.pool.query(
-      `INSERT INTO graphx_threads (thread_id, metadata, status, busy_run_id, busy_owner, lease_expires_at)
-       VALUES ($1, $2, 'busy', $3, $4, now() + $5 * interval '1 millisecond') ON CONFLICT (thread_id) DO NOTHING`,
-      [threadId, JSON.stringify({ ...createWithMetadata, ...graphMetadata }), runId, this.owner, this.leaseMs],
-    );
-    if (created.rowCount === 1) return { kind: 'claimed', takenOverRunId: null };
+    if (await this.create(threadId, runId, graphMetadata, createWithMetadata)) {
+      return { kind: 'claimed', takenOverRunId: null, created: true };
+    }
     // The id exists: created a moment ago by another request of the caller (busy), or a thread the caller may not see,
     // which answers exactly as a missing one (never a 409 that would tell another user's thread exists).
     const raced = await this.pool.query('SELECT 1 FROM graphx_threads WHERE thread_id = $1 AND metadata @> $2', [
@@ -62,6 +68,21 @@ export class ThreadLeases {
       JSON.stringify(filter),
     ]);
     return raced.rowCount === 1 ? { kind: 'busy', busyRunId: null } : { kind: 'missing' };
+  }
+
+  /** Creates the thread busy for `runId`; false when the id exists. */
+  private async create(
+    threadId: string,
+    runId: string,
+    graphMetadata: Record<string, unknown>,
+    createWithMetadata: Record<string, unknown>,
+  ): Promise<boolean> {
+    const created = await this.pool.query(
+      `INSERT INTO graphx_threads (thread_id, metadata, status, busy_run_id, busy_owner, lease_expires_at)
+       VALUES ($1, $2, 'busy', $3, $4, now() + $5 * interval '1 millisecond') ON CONFLICT (thread_id) DO NOTHING`,
+      [threadId, JSON.stringify({ ...createWithMetadata, ...graphMetadata }), runId, this.owner, this.leaseMs],
+    );
+    return created.rowCount === 1;
   }
 
   /** Asks the owner of `runId` to stop it; false when the run no longer holds the thread. */

@@ -15,7 +15,7 @@ import { validatePart } from '@graphx/kit/http/validation';
 import { asCommand, ProtocolCommands } from '../../protocol/commands';
 import { followProtocolEvents, followStart } from '../../protocol/eventFollower';
 import { openSocketSession, type SocketUpgrade } from '../../protocol/socketSession';
-import { isChannel, matchesFilter, type EventFilter } from '../../protocol/wireEvents';
+import { isChannel, matchesFilter, methodMayMatch, type EventFilter } from '../../protocol/wireEvents';
 import { threadIdParams } from '../schemas';
 import { respondWithEvents } from '../sse';
 import { filterFor, userOf, type RuntimeServices } from './context';
@@ -57,20 +57,31 @@ export function registerProtocolRoutes(router: Router, services: RuntimeServices
   };
 
   const streamEvents = async (ctx: Koa.Context, threadId: string, request: EventsRequest) => {
-    const { filter, missing } = await readable(ctx, threadId);
-    const eventFilter: EventFilter = {
-      channels: new Set(request.channels),
-      namespaces: request.namespaces ?? undefined,
-      depth: request.depth ?? undefined,
-    };
-    const start = await followStart(deps, threadId, request.since ?? undefined, missing);
-    async function* events(signal: AbortSignal) {
-      for await (const { event } of followProtocolEvents(deps, threadId, filter, start, signal)) {
-        if (matchesFilter(eventFilter, event)) yield { id: event.event_id, event: event.method, data: event };
+    // Watching before the thread is looked up: when it is missing then, every event it will have comes after the
+    // watch began (from a run here, handed over, or from another instance, whose notification says to read).
+    const watch = services.runEvents.watchThread(threadId, false);
+    try {
+      const { filter, missing } = await readable(ctx, threadId);
+      const since = request.since ?? undefined;
+      if (!missing || since !== undefined) watch.markStale();
+      const eventFilter: EventFilter = {
+        channels: new Set(request.channels),
+        namespaces: request.namespaces ?? undefined,
+        depth: request.depth ?? undefined,
+      };
+      const start = await followStart(deps, threadId, since, missing);
+      async function* events(signal: AbortSignal) {
+        const wants = (method: string) => methodMayMatch(eventFilter, method);
+        for await (const { event } of followProtocolEvents(deps, watch, filter, start, signal, wants)) {
+          if (matchesFilter(eventFilter, event)) yield { id: event.event_id, event: event.method, data: event };
+        }
       }
+      // The follower never ends by itself: the client leaving stops it (no run is cancelled by that).
+      respondWithEvents(ctx, `/threads/${threadId}`, events, true, services.metrics.activeStreams);
+    } catch (error) {
+      watch.close();
+      throw error;
     }
-    // The follower never ends by itself: the client leaving stops it (no run is cancelled by that).
-    respondWithEvents(ctx, `/threads/${threadId}`, events, true, services.metrics.activeStreams);
     // A stream opened before its thread's first run sends nothing for a while: the client knows it is connected now.
     ctx.res.flushHeaders();
   };

@@ -102,7 +102,7 @@ export function registerThreadStateRoutes(router: Router, services: RuntimeServi
     // Thread streams show the update (`state_update`, as the Python server publishes it).
     const state = await services.threadState.get(threadId, filter, {}, false);
     const event = { seq: 0, event: STATE_UPDATE_EVENT, json: `{"state":${state},"thread_id":"${threadId}"}` };
-    await services.eventStore.append(null, threadId, [event]);
+    await services.runEvents.appendToThread(threadId, [event]);
   });
 
   router.post('/threads/:threadId/history', async (ctx) => {
