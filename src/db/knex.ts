@@ -48,9 +48,7 @@ export function createDb(connectionString: string, poolMax = 10): Db {
       min: 0,
       max: poolMax,
       afterCreate: (connection: PgConnection, done: (error: Error | null, connection: PgConnection) => void) => {
-        connection.query(GENERIC_PLANS, (error) =>
-          done(error && error.code !== UNDEFINED_PARAMETER ? error : null, connection),
-        );
+        connection.query(GENERIC_PLANS, (error) => done(error && error.code !== UNDEFINED_PARAMETER ? error : null, connection));
       },
     },
   });
