@@ -156,8 +156,12 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
     }
   }
 
-  async function enqueue(deploymentId: string, revisionNumber: number): Promise<string> {
-    const revisionId = crypto.randomUUID();
+  /** Sends the outbox's enqueue_revision signal for revision `revisionNumber` (a new id unless given); returns its id. */
+  async function enqueue(
+    deploymentId: string,
+    revisionNumber: number,
+    { revisionId = crypto.randomUUID(), name = `wf-${revisionNumber}` }: { revisionId?: string; name?: string } = {},
+  ): Promise<string> {
     if (!startedDeployments.includes(deploymentId)) startedDeployments.push(deploymentId);
     await signalDeploymentWorkflow(
       temporal,
@@ -169,7 +173,7 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
           revisionNumber,
           repoRef: 'main',
           tenantId: crypto.randomUUID(),
-          deploymentName: `wf-${revisionNumber}`,
+          deploymentName: name,
         },
       },
       QUEUES.control,
@@ -211,15 +215,7 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
   it('ignores a revision delivered twice by the outbox', async () => {
     const deploymentId = crypto.randomUUID();
     const revisionId = await enqueue(deploymentId, 1);
-    await signalDeploymentWorkflow(
-      temporal,
-      {
-        kind: 'enqueue_revision',
-        deploymentId,
-        payload: { revisionId, revisionNumber: 1, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-dup' },
-      },
-      QUEUES.control,
-    );
+    await enqueue(deploymentId, 1, { revisionId, name: 'wf-dup' });
     await waitForStatus(revisionId, 'DEPLOYED');
     expect(harness.calls.filter((call) => call === `rollout:${revisionId}`)).toHaveLength(1);
   });
@@ -228,16 +224,7 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
     const deploymentId = crypto.randomUUID();
     const first = crypto.randomUUID();
     harness.heldBuilds.add(first);
-    startedDeployments.push(deploymentId);
-    await signalDeploymentWorkflow(
-      temporal,
-      {
-        kind: 'enqueue_revision',
-        deploymentId,
-        payload: { revisionId: first, revisionNumber: 1, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-q' },
-      },
-      QUEUES.control,
-    );
+    await enqueue(deploymentId, 1, { revisionId: first, name: 'wf-q' });
     await waitForStatus(first, 'BUILDING');
     const second = await enqueue(deploymentId, 2);
     const third = await enqueue(deploymentId, 3);
@@ -255,16 +242,7 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
     const deploymentId = crypto.randomUUID();
     const revisionId = crypto.randomUUID();
     harness.failingBuilds.add(revisionId);
-    startedDeployments.push(deploymentId);
-    await signalDeploymentWorkflow(
-      temporal,
-      {
-        kind: 'enqueue_revision',
-        deploymentId,
-        payload: { revisionId, revisionNumber: 1, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-retry' },
-      },
-      QUEUES.control,
-    );
+    await enqueue(deploymentId, 1, { revisionId, name: 'wf-retry' });
     await waitForStatus(revisionId, 'BUILD_FAILED');
     const handle = temporal.workflow.getHandle(revisionWorkflowId(revisionId));
     const failed = await handle.query(statusQuery);
@@ -287,21 +265,9 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
 
   it('a revision waiting for retry says in its current details what failed, how to retry and until when; the retryRevision update resumes it', async () => {
     const deploymentId = crypto.randomUUID();
-    const revisionId = await (async () => {
-      const id = crypto.randomUUID();
-      harness.failingBuilds.add(id);
-      startedDeployments.push(deploymentId);
-      await signalDeploymentWorkflow(
-        temporal,
-        {
-          kind: 'enqueue_revision',
-          deploymentId,
-          payload: { revisionId: id, revisionNumber: 2, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-ui' },
-        },
-        QUEUES.control,
-      );
-      return id;
-    })();
+    const revisionId = crypto.randomUUID();
+    harness.failingBuilds.add(revisionId);
+    await enqueue(deploymentId, 2, { revisionId, name: 'wf-ui' });
     await waitForStatus(revisionId, 'BUILD_FAILED');
     const details = await currentDetails(revisionId);
     expect(details).toContain('**BUILD_FAILED** at the **build** step of wf-ui revision 2');
@@ -324,16 +290,7 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
     const deploymentId = crypto.randomUUID();
     const revisionId = crypto.randomUUID();
     harness.heldBuilds.add(revisionId);
-    startedDeployments.push(deploymentId);
-    await signalDeploymentWorkflow(
-      temporal,
-      {
-        kind: 'enqueue_revision',
-        deploymentId,
-        payload: { revisionId, revisionNumber: 1, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-noretry' },
-      },
-      QUEUES.control,
-    );
+    await enqueue(deploymentId, 1, { revisionId, name: 'wf-noretry' });
     await waitForStatus(revisionId, 'BUILDING');
     const handle = temporal.workflow.getHandle(revisionWorkflowId(revisionId));
     const refused = await handle.executeUpdate(retryRevisionUpdate).catch((error: unknown) => error);
@@ -353,16 +310,7 @@ describe('deployment and revision workflows (in-memory activities, real Temporal
     const deploymentId = crypto.randomUUID();
     const revisionId = crypto.randomUUID();
     harness.heldBuilds.add(revisionId);
-    startedDeployments.push(deploymentId);
-    await signalDeploymentWorkflow(
-      temporal,
-      {
-        kind: 'enqueue_revision',
-        deploymentId,
-        payload: { revisionId, revisionNumber: 1, repoRef: 'main', tenantId: crypto.randomUUID(), deploymentName: 'wf-int' },
-      },
-      QUEUES.control,
-    );
+    await enqueue(deploymentId, 1, { revisionId, name: 'wf-int' });
     await waitForStatus(revisionId, 'BUILDING');
     await sleep(300);
     await temporal.workflow.getHandle(revisionWorkflowId(revisionId)).signal(interruptSignal);
