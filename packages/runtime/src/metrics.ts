@@ -18,6 +18,7 @@ export class RuntimeMetrics {
   readonly registry: Registry;
   readonly http: HttpMetrics;
   readonly activeStreams: Gauge;
+  readonly idleCollections: Counter;
   private readonly started: Counter<'assistant'>;
   private readonly finished: Counter<'assistant' | 'status'>;
   private readonly failed: Counter<'assistant'>;
@@ -31,6 +32,11 @@ export class RuntimeMetrics {
     this.activeStreams = new Gauge({
       name: 'graphx_active_sse_streams',
       help: 'Server-sent event streams (streamed runs) open right now.',
+      registers,
+    });
+    this.idleCollections = new Counter({
+      name: 'graphx_runtime_idle_collections_total',
+      help: 'Collections run when the instance went quiet, giving its young generation back (idleMemory.ts).',
       registers,
     });
     this.started = new Counter({

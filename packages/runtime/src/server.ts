@@ -63,6 +63,7 @@ import { ThreadLeases } from './storage/threadLeases';
 import { ThreadStore } from './storage/threadStore';
 import { threadStorage } from './storage/threadStorage';
 import { createLongTermStore } from './storage/longTermStore';
+import { startIdleMemoryReducer } from './idleMemory';
 import { survivePoolConnectionLoss } from './storage/idleConnections';
 import { poolSmallRandomValues } from './randomPool';
 import { loadApplication } from './appLoading';
@@ -299,11 +300,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   backgroundRuns.kick();
   cronScheduler.kick();
   ttlSweeper.start();
+  const idleMemory = startIdleMemoryReducer({ windowMs: tuning.idleCollectMs, onReduced: () => metrics.idleCollections.inc() });
   logger.info({ port, graphs: appConfig.graphs.map((graph) => graph.graphId), customAuth: Boolean(appAuth) }, 'runtime serving');
 
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
+      idleMemory.stop();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       closeProtocolSockets();

@@ -61,6 +61,8 @@ export interface RunTuning {
    * `api` and `queue` processes over one database split one deployment's two sides (the Kubernetes queue Deployment).
    */
   role: 'all' | 'api' | 'queue';
+  /** The quiet window after which an idle instance gives its young generation back (idleMemory.ts); 0: never. */
+  idleCollectMs: number;
 }
 
 /** The Python Agent Server's default body limit (HTTP_MAX_REQUEST_BODY_BYTES, 300 MB), ours too. */
@@ -75,13 +77,15 @@ const tuningSchema = Joi.object({
   HTTP_MAX_REQUEST_BODY_BYTES: Joi.number().integer().min(1024).empty('').default(DEFAULT_MAX_REQUEST_BODY_BYTES),
   GRAPHX_RUNTIME_TTL_SWEEP_MS: Joi.number().integer().min(50).max(3_600_000).empty('').default(60_000),
   GRAPHX_RUNTIME_ROLE: Joi.string().valid('all', 'api', 'queue').empty('').default('all'),
+  GRAPHX_RUNTIME_IDLE_COLLECT_MS: Joi.number().integer().min(0).max(3_600_000).empty('').default(10_000),
 }).unknown(true);
 
 /**
  * `GRAPHX_RUNTIME_LEASE_MS` (default 30 s), `GRAPHX_RUNTIME_ENQUEUE_WAIT_MS` (default 120 s),
  * `GRAPHX_RUNTIME_BACKGROUND_CONCURRENCY` (default 10), `GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS` (`public`: only
  * public addresses; `private`: also private ranges; `any`: loopback too, for development) and
- * `GRAPHX_RUNTIME_CRON_POLL_MS` (default 1 s), `GRAPHX_RUNTIME_TTL_SWEEP_MS` (default 60 s), and the anchor's
+ * `GRAPHX_RUNTIME_CRON_POLL_MS` (default 1 s), `GRAPHX_RUNTIME_TTL_SWEEP_MS` (default 60 s),
+ * `GRAPHX_RUNTIME_IDLE_COLLECT_MS` (default 10 s; 0 turns the idle collection off), and the anchor's
  * `HTTP_MAX_REQUEST_BODY_BYTES` (default 300 MB).
  * @throws ConfigError for a value out of range.
  */
@@ -97,6 +101,7 @@ export function runTuningFromEnv(env: NodeJS.ProcessEnv = process.env): RunTunin
     maxRequestBodyBytes: value.HTTP_MAX_REQUEST_BODY_BYTES,
     ttlSweepMs: value.GRAPHX_RUNTIME_TTL_SWEEP_MS,
     role: value.GRAPHX_RUNTIME_ROLE,
+    idleCollectMs: value.GRAPHX_RUNTIME_IDLE_COLLECT_MS,
   };
 }
 

@@ -54,8 +54,10 @@ export async function spawnRuntime(options: {
   cwd?: string;
   port: number;
   startTimeoutMs?: number;
+  /** The Node that runs it (default: the one running the tests). */
+  nodeBinary?: string;
 }): Promise<RuntimeProcess> {
-  const child = spawn(process.execPath, [path.join(projectRoot, 'bin', 'graphx.js'), ...options.args], {
+  const child = spawn(options.nodeBinary ?? process.execPath, [path.join(projectRoot, 'bin', 'graphx.js'), ...options.args], {
     cwd: options.cwd ?? projectRoot,
     env: {
       PATH: process.env.PATH ?? '',
@@ -113,12 +115,14 @@ export async function startDevRuntime(
   app: string,
   databaseUrl: string,
   env: Record<string, string> = {},
+  nodeBinary?: string,
 ): Promise<RuntimeProcess> {
   const port = await findFreePort();
   return spawnRuntime({
     args: ['dev', '--config', fixtureConfig(app), '--port', String(port)],
     env: { DATABASE_URI: databaseUrl, ...env },
     port,
+    nodeBinary,
   });
 }
 

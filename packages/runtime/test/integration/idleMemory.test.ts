@@ -1,0 +1,98 @@
+/**
+ * An instance that goes quiet gives its young generation back (src/idleMemory.ts): with the 16 MB semi-spaces a 1 GB
+ * container gets, an app that has started and waits is resident in ~20 MB less (what `ps` shows) than the same app
+ * without the collection; a busy instance is never collected. The app runs on the images' Node (DEFAULT_NODE_MAJOR, from
+ * the npm registry as the base image takes it): Node 20's V8 shrinks an idle young generation by itself, 22 and 24's
+ * do not, which is what this is for.
+ * Both graph languages: a Python app's Node side is the same server.
+ */
+import fs from 'node:fs';
+import { Client } from '@langchain/langgraph-sdk';
+import { DEFAULT_NODE_MAJOR } from '@graphx/contract/graphxConfig';
+import { waitFor } from '@graphx/kit/net/ports';
+import { cachedNodeBinary } from '@graphx/kit/os/nodeRelease';
+import {
+  createTestDatabase,
+  fixtureIn,
+  graphLanguages,
+  RUNTIME_START_MS,
+  startDevRuntime,
+  type RuntimeProcess,
+} from './support/runtimeHarness';
+
+const CONTAINER_NODE_OPTIONS = '--max-semi-space-size=16';
+// Longer than the 5 s over which V8 (Node 20's too) judges the allocation rate: a collection after a shorter quiet
+// spell still sees the burst's rate, and V8 then keeps the semi-spaces. The default window is 10 s.
+const QUIET_WINDOW_MS = 6_000;
+const hi = { messages: [{ role: 'user', content: 'hi' }] };
+
+function residentMb(pid: number): number {
+  const line = fs
+    .readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((entry) => entry.startsWith('VmRSS:'))!;
+  return Number(line.split(/\s+/)[1]) / 1024;
+}
+
+async function metric(runtime: RuntimeProcess, pattern: RegExp): Promise<number> {
+  const text = await (await fetch(`${runtime.url}/metrics`)).text();
+  const match = text.match(pattern);
+  if (!match) throw new Error(`no ${pattern} in /metrics`);
+  return Number(match[1]);
+}
+
+const collections = (runtime: RuntimeProcess): Promise<number> =>
+  metric(runtime, /^graphx_runtime_idle_collections_total\{[^}]*\} (\S+)$/m);
+const newSpaceMb = async (runtime: RuntimeProcess) =>
+  (await metric(runtime, /^nodejs_heap_space_size_total_bytes\{[^}]*space="new"[^}]*\} (\S+)$/m)) / 1024 / 1024;
+
+describe.each(graphLanguages())('idle memory (%s graphs)', (language) => {
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let collecting: RuntimeProcess;
+  let notCollecting: RuntimeProcess;
+
+  beforeAll(async () => {
+    database = await createTestDatabase(`idle_${language}`);
+    const imageNode = await cachedNodeBinary(DEFAULT_NODE_MAJOR);
+    const start = (windowMs: number) =>
+      startDevRuntime(
+        fixtureIn('runtime-echo', language),
+        database.url,
+        { NODE_OPTIONS: CONTAINER_NODE_OPTIONS, GRAPHX_RUNTIME_IDLE_COLLECT_MS: String(windowMs) },
+        imageNode.binary,
+      );
+    collecting = await start(QUIET_WINDOW_MS);
+    notCollecting = await start(0);
+  }, 2 * RUNTIME_START_MS);
+
+  afterAll(async () => {
+    const exitCodes = [await collecting?.stop(), await notCollecting?.stop()];
+    await database?.drop();
+    expect(exitCodes).toEqual([0, 0]);
+  });
+
+  // Polled slowly: a scrape is activity too, and a quiet window must stay quiet.
+  const nextCollection = async (after: number) =>
+    waitFor('a collection in a quiet window', async () => (await collections(collecting)) > after, 4 * QUIET_WINDOW_MS, 500);
+
+  test('a started instance that stays quiet gives back the semi-spaces its start filled: ≥ 8 MB less resident', async () => {
+    await nextCollection(0);
+    // The same app without the collection keeps both 16 MB semi-spaces committed for as long as it stays idle.
+    expect(await newSpaceMb(notCollecting)).toBeGreaterThanOrEqual(16);
+    expect(await newSpaceMb(collecting)).toBeLessThanOrEqual(4);
+    expect(residentMb(notCollecting.child.pid!) - residentMb(collecting.child.pid!)).toBeGreaterThanOrEqual(8);
+  });
+
+  test('a busy instance is not collected while it serves, a quiet one only once per quiet spell', async () => {
+    const settled = await collections(collecting);
+    await new Promise((resolve) => setTimeout(resolve, 1.5 * QUIET_WINDOW_MS));
+    expect(await collections(collecting)).toBe(settled);
+    // Runs back to back for two windows: no collection in the middle of them; one in the quiet spell after them.
+    const busyUntil = Date.now() + 2 * QUIET_WINDOW_MS;
+    const client = new Client({ apiUrl: collecting.url, apiKey: null });
+    while (Date.now() < busyUntil) await client.runs.wait(null, 'agent', { input: hi });
+    expect(await collections(collecting)).toBe(settled);
+    await nextCollection(settled);
+    expect(await newSpaceMb(collecting)).toBeLessThanOrEqual(4);
+  });
+});
