@@ -3,3 +3,8 @@
 It speaks JSON lines with the server over one socket inherited as a file descriptor (see rpc.py); the server keeps
 HTTP, the run queue, threads, runs and the long-term store, this process keeps the graphs and their checkpoints.
 """
+
+from .lazy_imports import defer_langsmith_types
+
+# Before anything imports langchain-core (which imports langsmith): see lazy_imports.py.
+defer_langsmith_types()
