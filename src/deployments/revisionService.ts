@@ -5,7 +5,7 @@
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { DeploymentRepository } from '../db/repositories/deployments';
-import { RevisionRepository, type RevisionRecord, type RevisionVersion } from '../db/repositories/revisions';
+import { pageVersions, RevisionRepository, type RevisionRecord, type RevisionVersion } from '../db/repositories/revisions';
 import { ConflictError, deploymentNotFound, revisionNotFound } from '@graphx/kit/errors';
 import { queryRevisionStatus, retryRevision, signalRevision } from '../pipeline/deploymentWorkflowClient';
 import { deploymentWorkflowId, interruptQueuedRevisionSignal } from '../../workflows/messages';
@@ -20,6 +20,7 @@ import type { DeploymentService, DeploymentServiceDeps } from './service';
 import type { RevisionStatusWatch } from './revisionStatusWatch';
 import { revisionView } from './views';
 import { BoundedMap } from '@graphx/kit/boundedMap';
+import { PageCache } from './pageCache';
 
 /** Statuses after which the database row is final: no need to ask the workflow. */
 const SETTLED: ReadonlySet<RevisionStatus> = new Set(SETTLED_REVISION_STATUSES);
@@ -27,8 +28,10 @@ const IN_PROGRESS: ReadonlySet<RevisionStatus> = new Set(IN_PROGRESS_REVISION_ST
 const FAILED: ReadonlySet<RevisionStatus> = new Set(FAILED_REVISION_STATUSES);
 const NOT_STARTED: ReadonlySet<RevisionStatus> = new Set(NOT_STARTED_REVISION_STATUSES);
 
-/** Serialized revision views by id, with the row version each was made from (listJson); bounded, oldest dropped. */
+/** Serialized revision views by id, with the row version each was made from (listBody, getJson); bounded, oldest dropped. */
 const serializedViews = new BoundedMap<string, { version: string; json: string }>(10_000);
+/** Whole pages as sent (listBody), by tenant, deployment and page parameters; at most 1,000 and 16 MiB. */
+const serializedPages = new PageCache(1_000, 16 * 1024 * 1024);
 
 export class RevisionService {
   constructor(
@@ -51,7 +54,7 @@ export class RevisionService {
       await this.assertDeployment(tenantId, deploymentId);
       throw revisionNotFound(revisionId);
     }
-    const [json] = await this.viewsJson(repository, [{ id: revisionId, version }]);
+    const [json] = (await this.viewsJson(repository, [{ id: revisionId, version }])).views;
     // Deleted between the two reads (its deployment deleted meanwhile): as a later read would answer.
     if (json === undefined) throw revisionNotFound(revisionId);
     return json;
@@ -74,21 +77,29 @@ export class RevisionService {
   }
 
   /**
-   * A page of revisions, newest first, as its JSON text. CI and the console poll it, and most of its rows never change
-   * again: the page is read as (id, row version) and each row's view is serialized once per version, so a poll reads
-   * two short columns and joins strings; only new or changed rows are read whole.
+   * A page of revisions, newest first, as the bytes of its JSON text. CI and the console poll it, and most of its rows
+   * never change again: the page is read as (id, row version), and a page read before from exactly that list is
+   * answered as sent then (PageCache). Otherwise each row's view is serialized once per version and the views joined;
+   * only new or changed rows are read whole.
    */
-  async listJson(
+  async listBody(
     tenantId: string,
     deploymentId: string,
     filters: { statuses?: string[]; limit: number; offset: number },
-  ): Promise<string> {
+  ): Promise<Buffer> {
     const repository = new RevisionRepository(this.deps.db);
-    const page = await repository.versionsOfTenant(tenantId, deploymentId, filters);
+    const versions = await repository.pageOfTenant(tenantId, deploymentId, filters);
     // One query answers the common case; only an empty page needs to know whether the deployment exists.
-    if (page.length === 0) await this.assertDeployment(tenantId, deploymentId);
-    const resources = await this.viewsJson(repository, page);
-    return `{"resources":[${resources.join(',')}],"offset":${filters.offset + resources.length}}`;
+    if (versions === '') await this.assertDeployment(tenantId, deploymentId);
+    const key = `${tenantId} ${deploymentId} ${filters.statuses?.join(',') ?? ''} ${filters.limit} ${filters.offset}`;
+    const cached = serializedPages.get(key, versions);
+    if (cached !== undefined) return cached;
+    const page = pageVersions(versions);
+    const { views, exact } = await this.viewsJson(repository, page);
+    const body = Buffer.from(`{"resources":[${views.join(',')}],"offset":${filters.offset + views.length}}`);
+    // Kept only when made from exactly the listed row versions (no row changed or went between the two reads).
+    if (exact) serializedPages.set(key, versions, body);
+    return body;
   }
 
   async retry(tenantId: string, deploymentId: string, revisionId: string): Promise<void> {
@@ -155,9 +166,9 @@ export class RevisionService {
   /**
    * The views of `page` as JSON text, in its order: each serialized once per row version and remembered; only rows
    * new or changed since are read whole. A row deleted between the two reads (its deployment deleted meanwhile) is
-   * left out, as a later read would.
+   * left out, as a later read would. `exact` tells that every view is of the version `page` lists.
    */
-  private async viewsJson(repository: RevisionRepository, page: RevisionVersion[]): Promise<string[]> {
+  private async viewsJson(repository: RevisionRepository, page: RevisionVersion[]): Promise<{ views: string[]; exact: boolean }> {
     const views = new Map<string, string>();
     const stale: string[] = [];
     for (const { id, version } of page) {
@@ -165,14 +176,19 @@ export class RevisionService {
       if (cached?.version === version) views.set(id, cached.json);
       else stale.push(id);
     }
+    let exact = true;
     if (stale.length > 0) {
-      for (const { revision, version } of await repository.findWithVersions(stale)) {
+      const read = await repository.findWithVersions(stale);
+      const listed = new Map(page.map(({ id, version }) => [id, version]));
+      exact = read.length === stale.length;
+      for (const { revision, version } of read) {
         const json = JSON.stringify(this.view(revision));
         serializedViews.set(revision.id, { version, json });
         views.set(revision.id, json);
+        if (listed.get(revision.id) !== version) exact = false;
       }
     }
-    return page.flatMap(({ id }) => views.get(id) ?? []);
+    return { views: page.flatMap(({ id }) => views.get(id) ?? []), exact };
   }
 
   private async liveStatus(revision: RevisionRecord): Promise<RevisionStatus> {

@@ -36,7 +36,7 @@ export function registerRevisionRoutes(router: Router, registry: RouteRegistry, 
     },
     async (ctx, { params, query }) => {
       ctx.type = 'application/json';
-      ctx.body = await service.listJson(tenantOf(ctx).tenantId, params.deployment_id, {
+      ctx.body = await service.listBody(tenantOf(ctx).tenantId, params.deployment_id, {
         statuses: query.status?.split(','),
         limit: query.limit,
         offset: query.offset,

@@ -9,7 +9,7 @@ import type Koa from 'koa';
 import request from 'supertest';
 import { createApp } from '../../../src/api/app';
 import { DeploymentRepository, toDeployment } from '../../../src/db/repositories/deployments';
-import { RevisionRepository, toRevision } from '../../../src/db/repositories/revisions';
+import { pageVersions, RevisionRepository, toRevision } from '../../../src/db/repositories/revisions';
 import type { Db } from '../../../src/db/knex';
 import { createTenant, testConfig, testDb, testSecretBox, testTemporalClient } from '../../support/env';
 
@@ -112,6 +112,7 @@ describe('revision reads', () => {
     const list = async () => {
       const response = await call().get(`/v2/deployments/${id}/revisions`).set('X-Api-Key', key);
       expect(response.headers['content-type']).toMatch(/^application\/json/);
+      expect(Number(response.headers['content-length'])).toBe(Buffer.byteLength(response.text));
       return response.body.resources.map((revision: { status: string; status_message: string | null }) => [
         revision.status,
         revision.status_message,
@@ -127,8 +128,28 @@ describe('revision reads', () => {
       await trx('revisions').where({ id: revisionId }).update({ status_message: 'npm ci failed' });
     });
     expect(await list()).toEqual([['BUILD_FAILED', 'npm ci failed']]);
+    expect(await list()).toEqual([['BUILD_FAILED', 'npm ci failed']]);
     await db('revisions').where({ id: revisionId }).update({ status_message: 'npm ci failed: exit 1' });
     expect(await list()).toEqual([['BUILD_FAILED', 'npm ci failed: exit 1']]);
+    expect(await list()).toEqual([['BUILD_FAILED', 'npm ci failed: exit 1']]);
+    // A new revision, and then an older row changed under a page served whole before: each is seen at once.
+    const first = await db('revisions').where({ id: revisionId }).first();
+    await db('revisions').insert({ ...first, id: crypto.randomUUID(), number: 2, status: 'QUEUED', status_message: null });
+    expect(await list()).toEqual([
+      ['QUEUED', null],
+      ['BUILD_FAILED', 'npm ci failed: exit 1'],
+    ]);
+    expect(await list()).toEqual([
+      ['QUEUED', null],
+      ['BUILD_FAILED', 'npm ci failed: exit 1'],
+    ]);
+    await db('revisions').where({ id: revisionId }).update({ status_message: 'retried' });
+    expect(await list()).toEqual([
+      ['QUEUED', null],
+      ['BUILD_FAILED', 'retried'],
+    ]);
+    await db('revisions').where({ number: 2, deployment_id: id }).delete();
+    expect(await list()).toEqual([['BUILD_FAILED', 'retried']]);
   });
 
   it('pages the revision list newest first, filters it by a status list, and hides it from another tenant', async () => {
@@ -178,7 +199,8 @@ describe('revision reads', () => {
     const fullDeployment = toDeployment(await db('deployments').where({ id }).first());
     expect(Object.values(fullRevision).filter((value) => value === null)).toEqual([]);
     expect(await new RevisionRepository(db).findOfTenant(tenantId, id, revisionId)).toEqual(fullRevision);
-    const [version] = await new RevisionRepository(db).versionsOfTenant(tenantId, id, { limit: 1, offset: 0 });
+    const page = await new RevisionRepository(db).pageOfTenant(tenantId, id, { limit: 1, offset: 0 });
+    const [version] = pageVersions(page);
     const [listed] = await new RevisionRepository(db).findWithVersions([version!.id]);
     expect(listed).toEqual({ revision: fullRevision, version: version!.version });
     // GET deployment reads only what its view shows of the latest revision (the type says which fields).
