@@ -4,8 +4,6 @@
  * stopped.
  */
 import { ConfigError } from '@graphx/kit/errors';
-import type { BaseStore } from '@langchain/langgraph-checkpoint';
-import type { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import type { AppConfig } from './appConfig';
 import { isJsAuth, jsAppAuth, type AppAuth } from './auth/appAuth';
 import { GraphRegistry } from './graphs';
@@ -16,6 +14,7 @@ import type { PythonExecutor } from './python/executor';
 import { pythonAppAuth } from './python/pythonAuth';
 import { pythonApp } from './python/pythonHttpApp';
 import { startPythonExecutor } from './python/startExecutor';
+import type { RuntimeStorage } from './storage/runtimeStorage';
 import { assistantDefaultsFromEnv } from './settings';
 
 async function loadAppAuth(config: AppConfig, python: PythonExecutor | null): Promise<AppAuth | null> {
@@ -52,15 +51,14 @@ async function loadCustomApp(config: AppConfig, python: PythonExecutor | null): 
 export async function loadApplication(
   appConfig: AppConfig,
   databaseUri: string,
-  checkpointer: PostgresSaver,
-  store: BaseStore,
+  storage: Pick<RuntimeStorage, 'graphCheckpointer' | 'store'>,
 ): Promise<{ python: PythonExecutor | null; graphs: GraphRegistry; appAuth: AppAuth | null; customApp: CustomApp | null }> {
-  const python = appConfig.python ? await startPythonExecutor(appConfig, databaseUri, store) : null;
+  const python = appConfig.python ? await startPythonExecutor(appConfig, databaseUri, storage.store) : null;
   try {
     const graphs = await GraphRegistry.load(
       appConfig.graphs,
-      checkpointer,
-      store,
+      storage.graphCheckpointer,
+      storage.store,
       assistantDefaultsFromEnv(),
       python ? { executor: python, appDir: appConfig.appDir } : undefined,
     );

@@ -5,7 +5,6 @@
  */
 import crypto from 'node:crypto';
 import type { BaseStore } from '@langchain/langgraph-checkpoint';
-import type { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { ConfigError } from '@graphx/kit/errors';
 import type { GraphSpec } from './appConfig';
 import { importExport } from './moduleLoader';
@@ -100,7 +99,7 @@ function toCompiled(value: unknown, graphId: string): RunnableGraph {
  * Copies of one graph for the two kinds of run: thread runs checkpoint into PostgreSQL, threadless runs keep no
  * checkpoint at all. `withConfig` returns a new graph object, so concurrent runs never share a mutated one.
  */
-function withCheckpointer(graph: RunnableGraph, checkpointer: PostgresSaver | undefined, store: BaseStore): RunnableGraph {
+function withCheckpointer(graph: RunnableGraph, checkpointer: object | undefined, store: BaseStore): RunnableGraph {
   if (!checkpointer && !graph.checkpointer && graph.store === store) return graph;
   const copy = graph.withConfig({});
   copy.checkpointer = checkpointer;
@@ -119,7 +118,8 @@ export class LoadedGraph {
   constructor(
     readonly spec: GraphSpec,
     exported: unknown,
-    private readonly checkpointer: PostgresSaver,
+    /** The PostgreSQL checkpointer; for Python graphs only a mark that they have one (their executor checkpoints). */
+    private readonly checkpointer: object,
     private readonly store: BaseStore,
     loadedAt: string,
     defaults: { config: Record<string, unknown>; context: Record<string, unknown> } = { config: {}, context: {} },
@@ -188,7 +188,7 @@ export class GraphRegistry {
    */
   static async load(
     specs: GraphSpec[],
-    checkpointer: PostgresSaver,
+    checkpointer: object,
     store: BaseStore,
     defaults: AssistantDefaults = {},
     python?: { executor: PythonExecutor; appDir: string },

@@ -57,12 +57,11 @@ import { runTuningFromEnv } from './settings';
 import { AssistantStore } from './storage/assistantStore';
 import { keepLatestCheckpoint } from './storage/checkpointPrune';
 import { ensureRuntimeSchema } from './storage/schema';
-import { createTrackedPostgresSaver } from './storage/trackedCheckpointer';
+import { runtimeStorage } from './storage/runtimeStorage';
 import { packageModuleKind } from './typeScriptModules';
 import { ThreadLeases } from './storage/threadLeases';
 import { ThreadStore } from './storage/threadStore';
 import { threadStorage } from './storage/threadStorage';
-import { createLongTermStore } from './storage/longTermStore';
 import { startIdleMemoryReducer } from './idleMemory';
 import { survivePoolConnectionLoss } from './storage/idleConnections';
 import { poolSmallRandomValues } from './randomPool';
@@ -122,15 +121,17 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
 
   const pool = new Pool({ connectionString: options.databaseUri, max: 20 });
   survivePoolConnectionLoss(pool, 'database');
-  const checkpointer = await createTrackedPostgresSaver(pool, packageModuleKind(appConfig.appDir));
-  const store = createLongTermStore(options.databaseUri);
-  await ensureRuntimeSchema(pool, checkpointer, store);
+  const hasJavaScriptGraphs = appConfig.graphs.some((graph) => graph.language !== 'python');
+  // LangChain JS (checkpointer, store) loaded at start for JavaScript graphs, on first use when every graph is Python.
+  const storage = await runtimeStorage(pool, options.databaseUri, packageModuleKind(appConfig.appDir), hasJavaScriptGraphs);
+  const { store } = storage;
+  await ensureRuntimeSchema(pool, () => storage.migrate());
 
   registerSdkLogger();
   // A graph, auth or app that does not load stops the start with the pools closed (else the process would linger).
-  const { python, graphs, appAuth, customApp } = await loadApplication(appConfig, options.databaseUri, checkpointer, store).catch(
+  const { python, graphs, appAuth, customApp } = await loadApplication(appConfig, options.databaseUri, storage).catch(
     async (error: unknown) => {
-      await store.stop().catch(() => undefined);
+      await storage.stop().catch(() => undefined);
       await pool.end().catch(() => undefined);
       throw error;
     },
@@ -167,7 +168,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     runs,
     recorder,
     coordinator,
-    checkpointWrites: checkpointer,
+    checkpointWrites: storage,
     claimLimits: { enqueueWaitMs: tuning.enqueueWaitMs },
     appAuth,
     tracing: controlPlane !== null,
@@ -195,7 +196,6 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const crons = new CronStore(pool);
   const cronScheduler = new CronScheduler({ crons, runQueue, threads, backgroundRuns, pollMs: tuning.cronPollMs });
 
-  const hasJavaScriptGraphs = appConfig.graphs.some((graph) => graph.language !== 'python');
   const services: RuntimeServices = {
     graphs,
     assistants,
@@ -220,12 +220,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     crons,
     coordinator,
     appAuth,
-    deleteCheckpoints: async (threadId) => {
-      await checkpointer.settled(threadId);
-      await checkpointer.deleteThread(threadId);
-    },
+    deleteCheckpoints: (threadId) => storage.deleteThread(threadId),
     pruneCheckpoints: async (threadId) => {
-      await checkpointer.settled(threadId);
+      await storage.settled(threadId);
       await keepLatestCheckpoint(pool, threadId);
     },
     // The Python server's shape (version, langgraph_py_version, flags, host, metadata), as LangSmith's clients read it,
@@ -326,7 +323,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
         ['run coordinator', () => coordinator.close()],
         ['run recorder', () => recorder.close()],
         ['python executor', () => python?.close()],
-        ['store', () => store.stop()],
+        ['store', () => storage.stop()],
         ['trace shipper', () => shipper?.close()],
         ['database pool', () => pool.end()],
       ];

@@ -2,7 +2,6 @@
  * The runtime's tables in the deployment's own database, created on start. Several instances of one revision start
  * together, so creation (ours and the checkpointer's migrations) runs under one advisory lock.
  */
-import type { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import type { Pool, PoolClient } from 'pg';
 
 // Arbitrary constant shared by every runtime instance and the Python executor: "graphx runtime schema".
@@ -127,18 +126,16 @@ const STATEMENTS = [
   `COMMENT ON TABLE graphx_trace_outbox IS 'Run records not yet accepted by the control plane; deleted once delivered'`,
 ];
 
-/** Creates the runtime tables, the checkpointer's and the store's, once across concurrently starting instances. */
-export async function ensureRuntimeSchema(
-  pool: Pool,
-  checkpointer: PostgresSaver,
-  store: { setup(): Promise<void> },
-): Promise<void> {
+/**
+ * Creates the runtime tables, then the checkpointer's and the store's (`migrateLibraries`, on connections of its own),
+ * once across concurrently starting instances.
+ */
+export async function ensureRuntimeSchema(pool: Pool, migrateLibraries: () => Promise<void>): Promise<void> {
   const client = await pool.connect();
   try {
     await takeSchemaLock(client);
     for (const statement of STATEMENTS) await client.query(statement);
-    await checkpointer.setup();
-    await store.setup();
+    await migrateLibraries();
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [SCHEMA_LOCK_KEY]).catch(() => undefined);
     client.release();

@@ -15,6 +15,9 @@ export interface TrackedPostgresSaver extends PostgresSaver {
   settled(threadId: string): Promise<void>;
 }
 
+/** The checkpointer's package, loaded when a checkpointer is made (an app with only Python graphs may never make one). */
+export const CHECKPOINTER_MODULE = '@langchain/langgraph-checkpoint-postgres';
+
 // A real dynamic import even where TypeScript compiles `import()` to `require()` (CommonJS output).
 const dynamicImport = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<any>;
 
@@ -24,7 +27,7 @@ const dynamicImport = new Function('specifier', 'return import(specifier)') as (
  * `@langchain/core` (+36 MB RSS) whenever the application resolves our packages (`graphx dev` of a folder in ours).
  */
 export async function createTrackedPostgresSaver(pool: Pool, moduleKind: 'module' | 'commonjs'): Promise<TrackedPostgresSaver> {
-  const specifier = '@langchain/langgraph-checkpoint-postgres';
+  const specifier = CHECKPOINTER_MODULE;
   const { PostgresSaver: Saver } = (
     moduleKind === 'module' ? await dynamicImport(specifier) : require(specifier)
   ) as typeof CheckpointPostgres;

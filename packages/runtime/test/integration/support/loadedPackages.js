@@ -1,0 +1,27 @@
+// Preloaded with `--require` by tests: appends `<pid> <package>` to the file named by GRAPHX_TEST_LOADED_PACKAGES for
+// every npm package this process's main thread loads through require(), first load only (a child process that is
+// given the same NODE_OPTIONS writes its own pid).
+const fs = require('node:fs');
+const Module = require('node:module');
+const { isMainThread } = require('node:worker_threads');
+
+const file = process.env.GRAPHX_TEST_LOADED_PACKAGES;
+if (file && isMainThread) {
+  const seen = new Set();
+  const load = Module._load;
+  Module._load = function loadRecorded(request, ...rest) {
+    const loaded = load.call(this, request, ...rest);
+    let resolved = request;
+    try {
+      resolved = Module._resolveFilename(request, rest[0]);
+    } catch {
+      // A built-in module or one that did not resolve: named by the request itself.
+    }
+    const match = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(resolved);
+    if (match && !seen.has(match[1])) {
+      seen.add(match[1]);
+      fs.appendFileSync(file, `${process.pid} ${match[1]}\n`);
+    }
+    return loaded;
+  };
+}
