@@ -35,8 +35,6 @@ export function garbageCollector(): CollectGarbage | null {
 }
 
 export interface IdleMemoryReducer {
-  /** How many collections it has run (tests and metrics read it). */
-  readonly reductions: number;
   stop(): void;
 }
 
@@ -56,8 +54,7 @@ export interface IdleMemoryOptions {
  */
 export function startIdleMemoryReducer(options: IdleMemoryOptions): IdleMemoryReducer {
   const gc = options.windowMs > 0 ? garbageCollector() : null;
-  let reductions = 0;
-  if (!gc) return { reductions, stop: () => undefined };
+  if (!gc) return { stop: () => undefined };
   const quiet = options.quietUtilization ?? 0.02;
   let busySinceLastReduction = true;
   let windowStart: EventLoopUtilization = performance.eventLoopUtilization();
@@ -71,16 +68,10 @@ export function startIdleMemoryReducer(options: IdleMemoryOptions): IdleMemoryRe
     }
     if (!busySinceLastReduction) return;
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
-    reductions += 1;
     busySinceLastReduction = false;
     options.onReduced?.();
     windowStart = performance.eventLoopUtilization();
   }, options.windowMs);
   timer.unref();
-  return {
-    get reductions() {
-      return reductions;
-    },
-    stop: () => clearInterval(timer),
-  };
+  return { stop: () => clearInterval(timer) };
 }
