@@ -4,7 +4,7 @@ It speaks JSON lines with the server over one socket inherited as a file descrip
 HTTP, the run queue, threads, runs and the long-term store, this process keeps the graphs and their checkpoints.
 """
 
-from .lazy_imports import defer_langsmith_types
+from .lazy_imports import defer_package_inits
 
-# Before anything imports langchain-core (which imports langsmith): see lazy_imports.py.
-defer_langsmith_types()
+# Before anything imports langgraph or langchain-core (which import both packages): see lazy_imports.py.
+defer_package_inits()

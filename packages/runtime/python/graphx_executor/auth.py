@@ -5,11 +5,14 @@ to authenticate a request and to authorize an event; the handlers are called as 
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
-from langgraph_sdk import Auth
-from langgraph_sdk.auth.types import AuthContext, StudioUser
+if TYPE_CHECKING:
+    from langgraph_sdk import Auth
+
+# langgraph_sdk is imported where it is used, not here: importing it imports the whole SDK client (httpx, websockets,
+# ~90 modules, ~3 MB), which an app without custom auth never needs (graphs.py imports ServerUser from here).
 
 
 class ServerUser(dict):
@@ -64,6 +67,8 @@ class Request:
 
 
 def load_auth(module: Any, name: str) -> Auth:
+    from langgraph_sdk import Auth
+
     auth = getattr(module, name, None)
     if not isinstance(auth, Auth):
         raise TypeError(f"auth.path {name} is not a langgraph_sdk.Auth object")
@@ -112,6 +117,8 @@ def _handler_for(auth: Auth, resource: str, action: str) -> Any:
 
 def user_object(user: dict[str, Any]) -> Any:
     if user.get("kind") == "StudioUser":
+        from langgraph_sdk.auth.types import StudioUser
+
         return StudioUser(str(user.get("identity")), is_authenticated=True)
     return ServerUser(user)
 
@@ -122,6 +129,8 @@ async def authorize(auth: Auth, params: dict[str, Any]) -> dict[str, Any]:
     handler = _handler_for(auth, resource, action)
     if handler is None:
         return {"result": None, "value": value}
+    from langgraph_sdk.auth.types import AuthContext
+
     user = params["user"]
     context = AuthContext(
         permissions=list(user.get("permissions") or []), user=user_object(user), resource=resource, action=action

@@ -1,12 +1,17 @@
-"""Defers the body of `langsmith.types` until something reads a name from it.
+"""Defers the body of two packages' `__init__` until something reads a name from the package itself.
 
-langchain-core imports `langsmith.run_trees` whether tracing is on or not, and langsmith (0.15) imports its generated
-API models package `langsmith.types` for one enum (`langsmith.types.run_select_field`): the package's `__init__`
-imports all of its ~160 modules of pydantic models, ~5 MB of every Python app's idle memory that an app that never
-calls the LangSmith API does not use (decisions.md "Idle RSS of a Python app"). The package is registered with its
-real spec and path, so its submodules import one by one as usual; its `__init__` runs, in the same module object,
-the first time a name is read from the package itself (or on `from langsmith.types import *`). Anything unexpected
-(another langsmith layout, the package already imported) leaves the import as it is.
+Every Python app imports langgraph and langchain-core, and through them two package `__init__`s that import far more
+than those libraries use (decisions.md "Idle RSS of a Python app"):
+- `langsmith.types`: langchain-core imports `langsmith.run_trees` whether tracing is on or not, and langsmith (0.15)
+  imports its generated API models package for one enum (`langsmith.types.run_select_field`); the package's
+  `__init__` imports all of its ~160 modules of pydantic models (~5 MB).
+- `langgraph_sdk`: langgraph's `runtime` module imports `langgraph_sdk.auth.types` for one protocol (`BaseUser`); the
+  package's `__init__` imports the whole SDK client (httpx, websockets, its sync and async clients: ~90 modules,
+  ~3 MB), which only an app calling `get_client()` or declaring custom auth uses.
+Each package is registered with its real spec and path, so its submodules import one by one as usual; its `__init__`
+runs, in the same module object, the first time a name is read from the package itself (`from langgraph_sdk import
+Auth`, `langsmith.types.Run`, `import *`, `__version__`). Anything unexpected (another layout, the package already
+imported) leaves the import as it is.
 """
 
 from __future__ import annotations
@@ -15,15 +20,18 @@ import importlib.util
 import sys
 from typing import Any
 
-PACKAGE = "langsmith.types"
+DEFERRED_PACKAGES = ("langsmith.types", "langgraph_sdk")
+# Dunder names that load the body when read; other dunder lookups (pickling, inspection, the import system's own
+# __path__/__spec__, which the module has from its spec) must not.
+_LOADING_DUNDERS = frozenset({"__all__", "__version__"})
 
 
-def defer_langsmith_types() -> bool:
-    """Registers the deferred package; True when it did."""
-    if PACKAGE in sys.modules:
+def defer_package_init(package: str) -> bool:
+    """Registers `package` with its `__init__` deferred; True when it did."""
+    if package in sys.modules:
         return False
     try:
-        spec = importlib.util.find_spec(PACKAGE)
+        spec = importlib.util.find_spec(package)
     except (ImportError, ValueError):
         return False
     if spec is None or spec.loader is None or not spec.submodule_search_locations:
@@ -39,21 +47,26 @@ def defer_langsmith_types() -> bool:
         spec.loader.exec_module(module)
 
     def __getattr__(name: str) -> Any:
-        # Dunder lookups other than __all__ (pickling, inspection) must not load it; `import *` asks for __all__.
-        if name.startswith("__") and name != "__all__":
+        if name.startswith("__") and name not in _LOADING_DUNDERS:
             raise AttributeError(name)
         load_body()
         if name in module.__dict__:
             return module.__dict__[name]
-        raise AttributeError(f"module {PACKAGE!r} has no attribute {name!r}")
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     module.__getattr__ = __getattr__  # type: ignore[attr-defined]
-    sys.modules[PACKAGE] = module
+    sys.modules[package] = module
     # What the import system does for a submodule it imports (find_spec imported the parent): `langsmith.types`
     # must be the package itself, not a name langsmith's own lazy `__getattr__` looks for inside it.
-    parent, _, child = PACKAGE.rpartition(".")
-    setattr(sys.modules[parent], child, module)
+    parent, _, child = package.rpartition(".")
+    if parent:
+        setattr(sys.modules[parent], child, module)
     return True
 
 
-__all__ = ["defer_langsmith_types"]
+def defer_package_inits() -> list[str]:
+    """Defers every package of DEFERRED_PACKAGES that can be; the names it deferred."""
+    return [package for package in DEFERRED_PACKAGES if defer_package_init(package)]
+
+
+__all__ = ["DEFERRED_PACKAGES", "defer_package_init", "defer_package_inits"]
