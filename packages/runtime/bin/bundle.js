@@ -93,7 +93,10 @@ async function build(outfile) {
     logLevel: 'error',
   });
   const source = fs.readFileSync(outfile, 'utf8');
-  fs.writeFileSync(outfile, source.replace(/[^\x00-\x7f]/gu, (char) => `\\u{${char.codePointAt(0).toString(16)}}`));
+  fs.writeFileSync(
+    outfile,
+    source.replace(/[^\x00-\x7f]/gu, (char) => `\\u{${char.codePointAt(0).toString(16)}}`),
+  );
 }
 
 module.exports = { runtimeBundle, sourceDigest, bundleInputs, INPUT_PACKAGES };
