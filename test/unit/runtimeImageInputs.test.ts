@@ -3,9 +3,11 @@
  * of the control plane: a control-plane edit leaves the image's content hash (its tag) and the bundle digest as they
  * were, an edit of the runtime changes both. Computed over a copy of the tree, so the real one is never touched.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import vm from 'node:vm';
 import { runtimeContentHash } from '../../src/containers/runtimeImage';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -48,4 +50,19 @@ test('a control-plane edit keeps the graphx-runtime content hash and the bundle 
   const afterKitEdit = fingerprint();
   expect(afterKitEdit.imageContentHash).not.toBe(afterRuntimeEdit.imageContentHash);
   expect(afterKitEdit.bundleDigest).not.toBe(afterRuntimeEdit.bundleDigest);
+});
+
+test('the runtime bundle is ASCII, comments included: V8 keeps its source as a one-byte string (half the heap)', () => {
+  fs.appendFileSync(
+    path.join(copy, 'packages', 'runtime', 'src', 'cli', 'main.ts'),
+    "\n/** A kept comment — with ≥ and … in it. */\nexport const nonLatin1 = 'é — ≥ 🙂';\n",
+  );
+  const outfile = path.join(copy, 'bundle-under-test.js');
+  execFileSync(process.execPath, [path.join(copy, 'packages', 'runtime', 'bin', 'bundle.js'), '--build', outfile]);
+  const source = fs.readFileSync(outfile, 'utf8');
+  expect(source).toContain('\\u2014');
+  expect([...source].filter((char) => char.charCodeAt(0) > 0x7f)).toEqual([]);
+  // The string itself is unchanged once evaluated.
+  const literal = /nonLatin1 = ("[^"]*"|'[^']*')/.exec(source)![1]!;
+  expect(vm.runInNewContext(literal)).toBe('é — ≥ 🙂');
 });
