@@ -10,6 +10,7 @@ import path from 'node:path';
 import Koa from 'koa';
 import { Pool } from 'pg';
 import { answerClientErrorsWithJson } from '@graphx/kit/http/clientErrors';
+import { setPlainJsonBodiesDirectly } from '@graphx/kit/http/plainJsonBodies';
 import { errorMiddleware } from '@graphx/kit/http/errors';
 import { jsonBodyMiddleware } from '@graphx/kit/http/jsonBody';
 import Router from '@koa/router';
@@ -264,6 +265,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   registerUiRoutes(router, uiBundles);
 
   const app = new Koa();
+  setPlainJsonBodiesDirectly(app);
   app.use(requestIdMiddleware());
   // First, as the anchor orders it: a preflight is answered before auth, and every answer (errors too) carries CORS.
   app.use(corsMiddleware(appConfig.http.cors));

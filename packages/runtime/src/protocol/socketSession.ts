@@ -9,7 +9,8 @@
 import crypto from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type * as WsModule from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import { logger } from '@graphx/kit/logger';
 import type { ContainmentFilter } from '../storage/threadStore';
 import { asCommand, commandError, type Command, type CommandAnswer } from './commands';
@@ -22,8 +23,16 @@ export interface SocketUpgrade {
   head: Buffer;
 }
 
-// One server object for every handshake: `noServer`, the HTTP server hands each upgrade over (server.ts).
-const sockets = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
+// One server object for every handshake: `noServer`, the HTTP server hands each upgrade over (server.ts). Made, and
+// `ws` required, by the first handshake: `ws` brings https, tls and zlib along (~1 MB of every instance's heap) for
+// the WebSocket transport, which most apps' clients never open.
+let sockets: WebSocketServer | null = null;
+
+function socketServer(): WebSocketServer {
+  const { WebSocketServer: Server } = require('ws') as typeof WsModule;
+  sockets ??= new Server({ noServer: true, maxPayload: 1024 * 1024 });
+  return sockets;
+}
 
 /**
  * Closes every protocol socket as the server stops: 1012 (service restart, what uvicorn sends the Python server's
@@ -32,7 +41,7 @@ const sockets = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 })
  * the runtime from exiting at all.
  */
 export function closeProtocolSockets(force = false): void {
-  for (const ws of sockets.clients) {
+  for (const ws of sockets?.clients ?? []) {
     if (force) ws.terminate();
     else ws.close(1012, 'server restarting');
   }
@@ -47,7 +56,7 @@ export function openSocketSession(
     handle: (command: Command) => Promise<CommandAnswer>;
   },
 ): void {
-  sockets.handleUpgrade(upgrade.req, upgrade.socket, upgrade.head, (ws) => {
+  socketServer().handleUpgrade(upgrade.req, upgrade.socket, upgrade.head, (ws) => {
     new SocketSession(ws, options).start();
   });
 }

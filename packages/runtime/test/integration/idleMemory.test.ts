@@ -7,6 +7,8 @@
  * Both graph languages: a Python app's Node side is the same server.
  */
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Client } from '@langchain/langgraph-sdk';
 import { DEFAULT_NODE_MAJOR } from '@graphx/contract/graphxConfig';
 import { waitFor } from '@graphx/kit/net/ports';
@@ -94,5 +96,63 @@ describe.each(graphLanguages())('idle memory (%s graphs)', (language) => {
     expect(await collections(collecting)).toBe(settled);
     await nextCollection(settled);
     expect(await newSpaceMb(collecting)).toBeLessThanOrEqual(4);
+  });
+});
+
+// Koa names the global `Response` for every JSON answer, which makes Node load its fetch implementation (undici, with
+// http2 and web streams: ~2.4 MB of heap, ~10 MB resident on Node 24) in a server that never fetches; the server
+// writes plain JSON bodies itself (@graphx/kit/http/plainJsonBodies). A Python app's agent server is such a server.
+describe("a Python app's server on the images' Node, serving JSON", () => {
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let runtime: RuntimeProcess;
+  let recordFile: string;
+
+  beforeAll(async () => {
+    database = await createTestDatabase('idle_undici');
+    recordFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-loaded-')), 'packages.txt');
+    fs.writeFileSync(recordFile, '');
+    runtime = await startDevRuntime(
+      fixtureIn('runtime-echo', 'python'),
+      database.url,
+      {
+        NODE_OPTIONS: `${CONTAINER_NODE_OPTIONS} --require ${path.join(__dirname, 'support', 'loadedPackages.js')}`,
+        GRAPHX_TEST_LOADED_PACKAGES: recordFile,
+      },
+      (await cachedNodeBinary(DEFAULT_NODE_MAJOR)).binary,
+    );
+  }, RUNTIME_START_MS);
+
+  afterAll(async () => {
+    const exitCode = await runtime?.stop();
+    await database?.drop();
+    if (recordFile) fs.rmSync(path.dirname(recordFile), { recursive: true, force: true });
+    expect(exitCode).toBe(0);
+  });
+
+  test("answers runs, threads, state and assistants without loading Node's fetch (undici)", async () => {
+    const client = new Client({ apiUrl: runtime.url, apiKey: null });
+    const thread = await client.threads.create({ metadata: { purpose: 'undici' } });
+    const values: any = await client.runs.wait(thread.thread_id, 'agent', { input: hi });
+    expect(values.messages.length).toBeGreaterThan(1);
+    expect((await client.threads.getState(thread.thread_id)).values).toEqual(values);
+    const streamed = [];
+    for await (const part of client.runs.stream(null, 'agent', { input: hi, streamMode: 'updates' })) streamed.push(part);
+    expect(streamed.map((part) => part.event)).toContain('updates');
+    expect((await client.assistants.search({ graphId: 'agent' })).length).toBeGreaterThan(0);
+    expect((await client.threads.search({ metadata: { purpose: 'undici' } })).map((t) => t.thread_id)).toEqual([
+      thread.thread_id,
+    ]);
+    expect((await fetch(`${runtime.url}/ok`)).status).toBe(200);
+    // The preload checks every 200 ms.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const loaded = fs
+      .readFileSync(recordFile, 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith(`${runtime.child.pid} `))
+      .map((line) => line.split(' ')[1]);
+    expect(loaded).toContain('koa');
+    expect(loaded).not.toContain('node:undici');
+    // Nor `ws`, which the protocol's WebSocket transport requires on its first handshake (socketSession.ts).
+    expect(loaded).not.toContain('ws');
   });
 });

@@ -1,6 +1,7 @@
 // Preloaded with `--require` by tests: appends `<pid> <package>` to the file named by GRAPHX_TEST_LOADED_PACKAGES for
 // every npm package this process's main thread loads through require(), first load only (a child process that is
-// given the same NODE_OPTIONS writes its own pid).
+// given the same NODE_OPTIONS writes its own pid); and `<pid> node:undici` once Node has loaded its own fetch
+// implementation (materialised by naming a global such as `Response`, not by a require), checked every 200 ms.
 const fs = require('node:fs');
 const Module = require('node:module');
 const { isMainThread } = require('node:worker_threads');
@@ -24,4 +25,11 @@ if (file && isMainThread) {
     }
     return loaded;
   };
+  const undici = setInterval(() => {
+    if (process.moduleLoadList.some((name) => name.includes('internal/deps/undici/undici'))) {
+      fs.appendFileSync(file, `${process.pid} node:undici\n`);
+      clearInterval(undici);
+    }
+  }, 200);
+  undici.unref();
 }
