@@ -21,6 +21,12 @@ describe('LineAssembler', () => {
     expect(linesOf(['a\r\n\nb\n', 'c\r'])).toEqual(['a', '', 'b', 'c']);
   });
 
+  it('joins a line of many chunks, a CRLF cut between two, and lines that end exactly at a chunk', () => {
+    const long = 'x'.repeat(100_000);
+    const chunks = [...long.match(/.{1,997}/g)!, '\n', 'a\r', '\nb\n', 'c', '', 'd\n'];
+    expect(linesOf(chunks)).toEqual([long, 'a', 'b', 'cd']);
+  });
+
   it('gives nothing for an empty stream', () => {
     expect(linesOf([])).toEqual([]);
   });

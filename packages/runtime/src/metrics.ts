@@ -3,15 +3,16 @@
  * latency per assistant (graph id, bounded by graphx.json), active SSE streams. Runs are the benchmarked hot path
  * (bench/runtime.ts): the per-assistant children are looked up once and cached, so a run costs a few increments.
  */
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type * as PromClient from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from '@graphx/kit/http/promClient';
 import { createMetricsRegistry, HttpMetrics, LATENCY_BUCKETS } from '@graphx/kit/http/metrics';
 
 /** What one assistant's runs increment. */
 interface AssistantSeries {
-  started: Counter.Internal;
-  failed: Counter.Internal;
-  finished: Map<string, Counter.Internal>;
-  duration: Histogram.Internal<'assistant'>;
+  started: PromClient.Counter.Internal;
+  failed: PromClient.Counter.Internal;
+  finished: Map<string, PromClient.Counter.Internal>;
+  duration: PromClient.Histogram.Internal<'assistant'>;
 }
 
 export class RuntimeMetrics {

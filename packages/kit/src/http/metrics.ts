@@ -5,7 +5,7 @@
  */
 import type http from 'node:http';
 import type Koa from 'koa';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from './promClient';
 
 /** Latency buckets in seconds: 1 ms to 10 s, where API and run latencies live. */
 export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];

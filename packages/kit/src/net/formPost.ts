@@ -4,7 +4,7 @@
  * the answer), the answer is cut at `maxChars`, and the whole exchange is bounded by `timeoutMs`.
  */
 import http from 'node:http';
-import https from 'node:https';
+import type https from 'node:https';
 import type net from 'node:net';
 
 export interface FormPostAnswer {
@@ -18,7 +18,8 @@ export function postForm(
   options: { headers: Record<string, string>; body: string; timeoutMs: number; maxChars: number; lookup?: net.LookupFunction },
 ): Promise<FormPostAnswer> {
   const target = new URL(url);
-  const transport = target.protocol === 'https:' ? https : http;
+  // https (tls, OpenSSL's setup: ~6 MB resident) is required by the first https post, not by every server at start.
+  const transport = target.protocol === 'https:' ? (require('node:https') as typeof https) : http;
   return new Promise((resolve, reject) => {
     const request = transport.request(
       target,

@@ -99,9 +99,11 @@ describe.each(graphLanguages())('idle memory (%s graphs)', (language) => {
   });
 });
 
-// Koa names the global `Response` for every JSON answer, which makes Node load its fetch implementation (undici, with
-// http2 and web streams: ~2.4 MB of heap, ~10 MB resident on Node 24) in a server that never fetches; the server
-// writes plain JSON bodies itself (@graphx/kit/http/plainJsonBodies). A Python app's agent server is such a server.
+// What an agent server that never fetches nor makes an https request does not load (a Python app's is such a server):
+// Node's fetch implementation (undici, with http2 and web streams: ~2.4 MB of heap, ~10 MB resident on Node 24),
+// which Koa materialises by naming the global `Response` for every JSON answer unless the server writes plain JSON
+// bodies itself (@graphx/kit/http/plainJsonBodies); tls, which prom-client's index requires for its Pushgateway
+// (@graphx/kit/http/promClient requires its files one by one); readline; ws.
 describe("a Python app's server on the images' Node, serving JSON", () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
   let runtime: RuntimeProcess;
@@ -129,7 +131,7 @@ describe("a Python app's server on the images' Node, serving JSON", () => {
     expect(exitCode).toBe(0);
   });
 
-  test("answers runs, threads, state and assistants without loading Node's fetch (undici)", async () => {
+  test("answers runs, threads, state and assistants without loading Node's fetch, tls, readline or ws", async () => {
     const client = new Client({ apiUrl: runtime.url, apiKey: null });
     const thread = await client.threads.create({ metadata: { purpose: 'undici' } });
     const values: any = await client.runs.wait(thread.thread_id, 'agent', { input: hi });
@@ -152,6 +154,9 @@ describe("a Python app's server on the images' Node, serving JSON", () => {
       .map((line) => line.split(' ')[1]);
     expect(loaded).toContain('koa');
     expect(loaded).not.toContain('node:undici');
+    // Nor tls (prom-client's index and the webhook poster's https; ~6 MB resident), nor readline (the executor's lines).
+    expect(loaded).not.toContain('node:tls');
+    expect(loaded).not.toContain('node:readline');
     // Nor `ws`, which the protocol's WebSocket transport requires on its first handshake (socketSession.ts).
     expect(loaded).not.toContain('ws');
   });

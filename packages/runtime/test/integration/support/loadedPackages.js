@@ -1,7 +1,8 @@
 // Preloaded with `--require` by tests: appends `<pid> <package>` to the file named by GRAPHX_TEST_LOADED_PACKAGES for
 // every npm package this process's main thread loads through require(), first load only (a child process that is
-// given the same NODE_OPTIONS writes its own pid); and `<pid> node:undici` once Node has loaded its own fetch
-// implementation (materialised by naming a global such as `Response`, not by a require), checked every 200 ms.
+// given the same NODE_OPTIONS writes its own pid); and `<pid> node:<name>` once Node has loaded one of the built-in
+// modules watched below (undici is materialised by naming a global such as `Response`, not by a require), checked
+// every 200 ms.
 const fs = require('node:fs');
 const Module = require('node:module');
 const { isMainThread } = require('node:worker_threads');
@@ -25,11 +26,19 @@ if (file && isMainThread) {
     }
     return loaded;
   };
-  const undici = setInterval(() => {
-    if (process.moduleLoadList.some((name) => name.includes('internal/deps/undici/undici'))) {
-      fs.appendFileSync(file, `${process.pid} node:undici\n`);
-      clearInterval(undici);
+  // Built-in modules an agent server loads only when something needs them (a fetch, an https request, a REPL).
+  const builtins = {
+    'node:undici': 'internal/deps/undici/undici',
+    'node:tls': 'NativeModule tls',
+    'node:readline': 'NativeModule readline',
+  };
+  const watch = setInterval(() => {
+    for (const [name, entry] of Object.entries(builtins)) {
+      if (!process.moduleLoadList.includes(entry) && !process.moduleLoadList.some((loaded) => loaded.endsWith(entry))) continue;
+      fs.appendFileSync(file, `${process.pid} ${name}\n`);
+      delete builtins[name];
     }
+    if (Object.keys(builtins).length === 0) clearInterval(watch);
   }, 200);
-  undici.unref();
+  watch.unref();
 }
