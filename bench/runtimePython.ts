@@ -104,6 +104,25 @@ function line(name: string, clients: number, result: Awaited<ReturnType<typeof m
   return `${name.padEnd(30)} ${String(clients).padStart(7)} ${result.runsPerSecond.toFixed(1).padStart(8)} ${result.totalP50.toFixed(2).padStart(18)} ${result.cpuPerRun.toFixed(2).padStart(19)}`;
 }
 
+/**
+ * The database as a container instance reaches it: through PostgreSQL's unix socket (containerInstances.ts mounts
+ * it), so libpq in the executor never sets up TLS. A server without a socket here is reached over TCP without TLS,
+ * which is what the socket amounts to; the printed line says which.
+ */
+async function containerLikeDatabaseUri(admin: PgClient, databaseUri: string): Promise<{ uri: string; how: string }> {
+  const url = new URL(databaseUri);
+  const { rows } = await admin.query<{ unix_socket_directories: string }>('SHOW unix_socket_directories');
+  for (const dir of rows[0]!.unix_socket_directories.split(',').map((entry) => entry.trim())) {
+    if (!dir || !fs.existsSync(path.join(dir, `.s.PGSQL.${url.port || '5432'}`))) continue;
+    const socketUrl = new URL(databaseUri);
+    socketUrl.host = 'localhost';
+    socketUrl.searchParams.set('host', dir);
+    return { uri: socketUrl.toString(), how: `the database through its unix socket, as a container reaches it` };
+  }
+  url.searchParams.set('sslmode', 'disable');
+  return { uri: url.toString(), how: 'the database over TCP without TLS (no unix socket here; a container uses one)' };
+}
+
 export async function benchRuntimePython(): Promise<void> {
   const adminUrl = process.env.GRAPHX_BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const databaseName = `gx_bench_py_${Date.now().toString(36)}`;
@@ -112,7 +131,11 @@ export async function benchRuntimePython(): Promise<void> {
   await admin.query(`CREATE DATABASE "${databaseName}"`);
   const databaseUri = adminUrl.replace(/\/[^/]*$/, `/${databaseName}`);
   const servers: Server[] = [];
-  const dev = async (app: string, node: { binary: string; options?: string } = { binary: process.execPath }) => {
+  const dev = async (
+    app: string,
+    node: { binary: string; options?: string } = { binary: process.execPath },
+    appDatabaseUri = databaseUri,
+  ) => {
     const port = await findFreePort();
     const args = [
       path.join(ROOT, 'bin', 'graphx.js'),
@@ -127,7 +150,7 @@ export async function benchRuntimePython(): Promise<void> {
       `graphx dev ${app}`,
       node.binary,
       args,
-      { DATABASE_URI: databaseUri, GRAPHX_LOG_LEVEL: 'warn', ...(node.options ? { NODE_OPTIONS: node.options } : {}) },
+      { DATABASE_URI: appDatabaseUri, GRAPHX_LOG_LEVEL: 'warn', ...(node.options ? { NODE_OPTIONS: node.options } : {}) },
       port,
     );
     servers.push(server);
@@ -153,14 +176,16 @@ export async function benchRuntimePython(): Promise<void> {
       return null;
     });
     if (imageNode) {
-      const { server: inImageNode } = await dev('runtime-echo-py', {
-        binary: imageNode.binary,
-        options: `--max-semi-space-size=${semiSpaceMb(1024)}`,
-      });
+      const containerDatabase = await containerLikeDatabaseUri(admin, databaseUri);
+      const { server: inImageNode } = await dev(
+        'runtime-echo-py',
+        { binary: imageNode.binary, options: `--max-semi-space-size=${semiSpaceMb(1024)}` },
+        containerDatabase.uri,
+      );
       await settledIdle(inImageNode);
       console.log(
         `Python app idle RSS (Node + executor), Node ${imageNode.version} as a 1 GB container of the default image ` +
-          `runs it: ${treeRssMb(inImageNode.pid).toFixed(0)} MB`,
+          `runs it, ${containerDatabase.how}: ${treeRssMb(inImageNode.pid).toFixed(0)} MB`,
       );
       await inImageNode.stop();
       servers.length = 0;
