@@ -7,8 +7,6 @@
  * Both graph languages: a Python app's Node side is the same server.
  */
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Client } from '@langchain/langgraph-sdk';
 import { DEFAULT_NODE_MAJOR } from '@graphx/contract/graphxConfig';
 import { waitFor } from '@graphx/kit/net/ports';
@@ -21,6 +19,7 @@ import {
   startDevRuntime,
   type RuntimeProcess,
 } from './support/runtimeHarness';
+import { recordLoadedModules } from './support/loadedModules';
 
 const CONTAINER_NODE_OPTIONS = '--max-semi-space-size=16';
 // Longer than the 5 s over which V8 (Node 20's too) judges the allocation rate: a collection after a shorter quiet
@@ -107,19 +106,14 @@ describe.each(graphLanguages())('idle memory (%s graphs)', (language) => {
 describe("a Python app's server on the images' Node, serving JSON", () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
   let runtime: RuntimeProcess;
-  let recordFile: string;
+  const record = recordLoadedModules();
 
   beforeAll(async () => {
     database = await createTestDatabase('idle_undici');
-    recordFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-loaded-')), 'packages.txt');
-    fs.writeFileSync(recordFile, '');
     runtime = await startDevRuntime(
       fixtureIn('runtime-echo', 'python'),
       database.url,
-      {
-        NODE_OPTIONS: `${CONTAINER_NODE_OPTIONS} --require ${path.join(__dirname, 'support', 'loadedPackages.js')}`,
-        GRAPHX_TEST_LOADED_PACKAGES: recordFile,
-      },
+      record.env(CONTAINER_NODE_OPTIONS),
       (await cachedNodeBinary(DEFAULT_NODE_MAJOR)).binary,
     );
   }, RUNTIME_START_MS);
@@ -127,7 +121,7 @@ describe("a Python app's server on the images' Node, serving JSON", () => {
   afterAll(async () => {
     const exitCode = await runtime?.stop();
     await database?.drop();
-    if (recordFile) fs.rmSync(path.dirname(recordFile), { recursive: true, force: true });
+    record.remove();
     expect(exitCode).toBe(0);
   });
 
@@ -147,11 +141,7 @@ describe("a Python app's server on the images' Node, serving JSON", () => {
     expect((await fetch(`${runtime.url}/ok`)).status).toBe(200);
     // The preload checks every 200 ms.
     await new Promise((resolve) => setTimeout(resolve, 600));
-    const loaded = fs
-      .readFileSync(recordFile, 'utf8')
-      .split('\n')
-      .filter((line) => line.startsWith(`${runtime.child.pid} `))
-      .map((line) => line.split(' ')[1]);
+    const loaded = record.loadedBy(runtime.child.pid!);
     expect(loaded).toContain('koa');
     expect(loaded).not.toContain('node:undici');
     // Nor tls (prom-client's index and the webhook poster's https; ~6 MB resident), nor readline (the executor's lines).

@@ -5,13 +5,11 @@
  * tables are there all the same (migrated at start outside the server's process), and the first `/store` request and
  * the first thread delete load them on demand.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { Client } from '@langchain/langgraph-sdk';
 import { waitFor } from '@graphx/kit/net/ports';
 import { createTestDatabase, fixtureIn, RUNTIME_START_MS, startDevRuntime, type RuntimeProcess } from './support/runtimeHarness';
+import { recordLoadedModules } from './support/loadedModules';
 
 const LANGCHAIN_JS = [
   '@langchain/langgraph-checkpoint-postgres',
@@ -26,15 +24,10 @@ describe('LangChain JS on demand (Python graphs only)', () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
   let runtime: RuntimeProcess;
   let client: Client;
-  let recordFile: string;
+  const record = recordLoadedModules();
 
   /** The packages the server's own process has loaded (the preload also records other processes, by their pid). */
-  const serverLoaded = (): string[] =>
-    fs
-      .readFileSync(recordFile, 'utf8')
-      .split('\n')
-      .filter((line) => line.startsWith(`${runtime.child.pid} `))
-      .map((line) => line.split(' ')[1]!);
+  const serverLoaded = (): string[] => record.loadedBy(runtime.child.pid!);
 
   const collections = async (): Promise<number> => {
     const text = await (await fetch(`${runtime.url}/metrics`)).text();
@@ -43,11 +36,8 @@ describe('LangChain JS on demand (Python graphs only)', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase('lazy_langchain');
-    recordFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-loaded-')), 'packages.txt');
-    fs.writeFileSync(recordFile, '');
     runtime = await startDevRuntime(fixtureIn('runtime-echo', 'python'), database.url, {
-      NODE_OPTIONS: `--require ${path.join(__dirname, 'support', 'loadedPackages.js')}`,
-      GRAPHX_TEST_LOADED_PACKAGES: recordFile,
+      ...record.env(),
       GRAPHX_RUNTIME_IDLE_COLLECT_MS: '2000',
     });
     client = new Client({ apiUrl: runtime.url, apiKey: null });
@@ -56,7 +46,7 @@ describe('LangChain JS on demand (Python graphs only)', () => {
   afterAll(async () => {
     const exitCode = await runtime?.stop();
     await database?.drop();
-    if (recordFile) fs.rmSync(path.dirname(recordFile), { recursive: true, force: true });
+    record.remove();
     expect(exitCode).toBe(0);
   });
 
