@@ -29,8 +29,10 @@ export interface SocketUpgrade {
 let sockets: WebSocketServer | null = null;
 
 function socketServer(): WebSocketServer {
-  const { WebSocketServer: Server } = require('ws') as typeof WsModule;
-  sockets ??= new Server({ noServer: true, maxPayload: 1024 * 1024 });
+  if (!sockets) {
+    const { WebSocketServer: Server } = require('ws') as typeof WsModule;
+    sockets = new Server({ noServer: true, maxPayload: 1024 * 1024 });
+  }
   return sockets;
 }
 

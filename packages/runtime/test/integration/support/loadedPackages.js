@@ -34,7 +34,7 @@ if (file && isMainThread) {
   };
   const watch = setInterval(() => {
     for (const [name, entry] of Object.entries(builtins)) {
-      if (!process.moduleLoadList.includes(entry) && !process.moduleLoadList.some((loaded) => loaded.endsWith(entry))) continue;
+      if (!process.moduleLoadList.some((loaded) => loaded.endsWith(entry))) continue;
       fs.appendFileSync(file, `${process.pid} ${name}\n`);
       delete builtins[name];
     }
