@@ -205,7 +205,10 @@ export class BackgroundRuns {
     }
     // A run taken again continues from its own last checkpoint; one that died before writing any starts over.
     const { graphx_checkpoint_before: startedAfter, [RESERVED_FOR]: _reservedFor, ...config } = queued.config;
-    if (queued.thread_id && startedAfter === undefined) await this.deps.queue.rememberStart(queued.run_id, checkpointBefore);
+    if (queued.thread_id && startedAfter === undefined) {
+      const askedToStop = await this.deps.queue.rememberStart(queued.run_id, checkpointBefore);
+      if (askedToStop) this.deps.coordinator.stopWhenTracked(queued.run_id, askedToStop);
+    }
     const resumed = queued.thread_id !== null && startedAfter !== undefined && (checkpointBefore ?? '') !== startedAfter;
     const metadata = { ...(config.metadata as object), run_attempt: queued.attempt };
     return {

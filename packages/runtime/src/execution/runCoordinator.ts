@@ -12,6 +12,8 @@ import { connectionErrorFields } from '../storage/idleConnections';
 
 const CHANNEL = 'graphx_runtime';
 const RECONNECT_DELAY_MS = 1_000;
+/** Bound on remembered stops of runs not (yet) running here, however many cancels a burst brings. */
+const MAX_EARLY_STOPS = 10_000;
 
 type Message =
   | { type: 'cancel'; run_id: string; action: CancelAction }
@@ -30,6 +32,12 @@ interface LocalRun {
 export class RunCoordinator {
   private readonly local = new Map<string, LocalRun>();
   private readonly waiters = new Map<string, Set<() => void>>();
+  /**
+   * Stops that arrived for runs this process does not track (yet): a run taken from the queue is tracked only once it
+   * has claimed its thread and started, and a cancel notification may come first. Every instance hears every cancel,
+   * so entries for runs executed elsewhere are dropped after one lease period.
+   */
+  private readonly earlyStops = new Map<string, { action: CancelAction; at: number }>();
   private listener: Client | null = null;
   /** Called when a background run may have become runnable (queued, or a thread released). */
   onRunnable: () => void = () => undefined;
@@ -66,6 +74,11 @@ export class RunCoordinator {
   track(runId: string, clientSignal: AbortSignal): { signal: AbortSignal; reason: () => StopReason | null; untrack: () => void } {
     const entry: LocalRun = { abort: new AbortController(), reason: null };
     this.local.set(runId, entry);
+    const early = this.earlyStops.get(runId);
+    if (early) {
+      this.earlyStops.delete(runId);
+      this.stopLocal(runId, early.action);
+    }
     const onClient = () => this.stopLocal(runId, 'client');
     clientSignal.addEventListener('abort', onClient, { once: true });
     if (clientSignal.aborted) onClient();
@@ -83,6 +96,12 @@ export class RunCoordinator {
   async requestCancel(threadId: string | null, runId: string, action: CancelAction): Promise<void> {
     if (threadId && !(await this.leases.requestCancel(threadId, runId, action))) return;
     await this.notify({ type: 'cancel', run_id: runId, action });
+  }
+
+  /** Stops `runId` as soon as this process tracks it (a stop asked of it before it started here). */
+  stopWhenTracked(runId: string, action: CancelAction): void {
+    if (this.local.has(runId)) this.stopLocal(runId, action);
+    else this.rememberEarlyStop(runId, action);
   }
 
   /**
@@ -128,6 +147,17 @@ export class RunCoordinator {
     await this.listener?.end().catch(() => undefined);
   }
 
+  private rememberEarlyStop(runId: string, action: CancelAction): void {
+    const now = Date.now();
+    // Map order is insertion order: the oldest entries come first.
+    for (const [id, { at }] of this.earlyStops) {
+      if (now - at < this.leases.leaseMs && this.earlyStops.size < MAX_EARLY_STOPS) break;
+      this.earlyStops.delete(id);
+    }
+    this.earlyStops.delete(runId);
+    this.earlyStops.set(runId, { action, at: now });
+  }
+
   private stopLocal(runId: string, reason: StopReason): void {
     const entry = this.local.get(runId);
     if (!entry || entry.reason) return;
@@ -142,7 +172,7 @@ export class RunCoordinator {
     } catch {
       return;
     }
-    if (message.type === 'cancel') this.stopLocal(message.run_id, message.action);
+    if (message.type === 'cancel') this.stopWhenTracked(message.run_id, message.action);
     else if (message.type === 'released') {
       for (const wake of [...(this.waiters.get(message.thread_id) ?? [])]) wake();
       this.onRunnable();

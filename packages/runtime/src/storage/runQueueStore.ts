@@ -9,6 +9,7 @@
 import type { Pool } from 'pg';
 import type { OwnedRun, Run, RunOwner, RunStatus } from './runStore';
 import type { ContainmentFilter } from './threadStore';
+import type { CancelAction } from './threadLeases';
 
 export interface QueuedRun extends Run {
   config: Record<string, unknown>;
@@ -115,12 +116,17 @@ export class RunQueueStore {
     return { ...toQueuedRun(queued), owner: { identity, scope } };
   }
 
-  /** Remembers the thread's newest checkpoint when the run first started (a later attempt resumes after it). */
-  async rememberStart(runId: string, checkpointId: string | null): Promise<void> {
-    await this.pool.query(
-      `UPDATE graphx_runs SET config = config || jsonb_build_object('graphx_checkpoint_before', $2::text) WHERE run_id = $1`,
+  /**
+   * Remembers the thread's newest checkpoint when the run first started (a later attempt resumes after it). Called
+   * after the run claimed its thread; returns the stop asked of the run before then (ThreadLeases.requestCancel).
+   */
+  async rememberStart(runId: string, checkpointId: string | null): Promise<CancelAction | null> {
+    const result = await this.pool.query(
+      `UPDATE graphx_runs SET config = config || jsonb_build_object('graphx_checkpoint_before', $2::text) WHERE run_id = $1
+       RETURNING cancel_action`,
       [runId, checkpointId ?? ''],
     );
+    return (result.rows[0]?.cancel_action as CancelAction | null | undefined) ?? null;
   }
 
   /** Puts a taken run back (its thread turned out busy). */

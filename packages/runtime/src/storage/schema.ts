@@ -60,6 +60,8 @@ const STATEMENTS = [
      ADD COLUMN IF NOT EXISTS auth_scope jsonb NOT NULL DEFAULT '{}'`,
   `COMMENT ON COLUMN graphx_runs.auth_identity IS 'Identity of the authenticated user who created the run (null: none)'`,
   `COMMENT ON COLUMN graphx_runs.auth_scope IS 'Filter of the creator threads:create_run handler; a threadless run is visible where metadata || auth_scope contains the reader filter'`,
+  `ALTER TABLE graphx_runs ADD COLUMN IF NOT EXISTS cancel_action text`,
+  `COMMENT ON COLUMN graphx_runs.cancel_action IS 'interrupt or rollback, asked of a queued run before it held its thread (threadLeases.ts requestCancel)'`,
   `CREATE TABLE IF NOT EXISTS graphx_assistants (
      assistant_id uuid PRIMARY KEY,
      graph_id text NOT NULL,

@@ -85,14 +85,25 @@ export class ThreadLeases {
     return created.rowCount === 1;
   }
 
-  /** Asks the owner of `runId` to stop it; false when the run no longer holds the thread. */
+  /**
+   * Asks the owner of `runId` to stop it; false when the run has ended (it neither waits in the queue nor holds the
+   * thread). Two statements, in this order: the request is written on the queued run first, then on the thread. An
+   * instance that has taken the run from the queue but not yet claimed the thread reads the run's request after its
+   * claim (RunQueueStore.rememberStart): either that read sees the request, or the claim committed before the request
+   * reached the thread and the thread's row carries it.
+   */
   async requestCancel(threadId: string, runId: string, action: CancelAction): Promise<boolean> {
-    const result = await this.pool.query(
+    const queued = await this.pool.query(
+      `UPDATE graphx_runs SET cancel_action = CASE WHEN cancel_action = 'rollback' THEN cancel_action ELSE $2 END
+        WHERE run_id = $1 AND background AND status IN ('pending', 'running')`,
+      [runId, action],
+    );
+    const held = await this.pool.query(
       `UPDATE graphx_threads SET cancel_action = CASE WHEN cancel_action = 'rollback' THEN cancel_action ELSE $3 END
         WHERE thread_id = $1 AND busy_run_id = $2`,
       [threadId, runId, action],
     );
-    return result.rowCount === 1;
+    return queued.rowCount === 1 || held.rowCount === 1;
   }
 
   /**

@@ -67,6 +67,31 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
     expect((await clientB.threads.get(thread.thread_id)).status).toBe('idle');
   });
 
+  test('interrupt issued the moment a background run is queued stops it, even before it holds its thread', async () => {
+    // The window this closes: an instance has taken the queued run but not yet claimed its thread, so the thread does
+    // not name the run and a cancel request written only there (or a notification before the run is tracked) is lost.
+    const threads = await Promise.all(Array.from({ length: 12 }, () => clientA.threads.create()));
+    const pairs = await Promise.all(
+      threads.map(async ({ thread_id: threadId }, index) => {
+        const client = index % 2 === 0 ? clientA : clientB;
+        const first = await clientA.runs.create(threadId, 'slow', { input: say('first') });
+        const second = await client.runs.create(threadId, 'agent', { input: say('second'), multitaskStrategy: 'interrupt' });
+        return { threadId, first, second };
+      }),
+    );
+    for (const { threadId, first, second } of pairs) {
+      await clientB.runs.join(threadId, second.run_id);
+      await clientB.runs.join(threadId, first.run_id);
+    }
+    const statuses = await Promise.all(
+      pairs.map(async ({ threadId, first, second }) => [
+        (await clientB.runs.get(threadId, first.run_id)).status,
+        (await clientB.runs.get(threadId, second.run_id)).status,
+      ]),
+    );
+    expect(statuses).toEqual(pairs.map(() => ['interrupted', 'success']));
+  });
+
   test('rollback on another instance stops the running run and deletes it with the checkpoints it wrote', async () => {
     const thread = await clientA.threads.create();
     await collect(clientA.runs.stream(thread.thread_id, 'agent', { input: say('zero'), streamMode: 'updates' }));
