@@ -4,8 +4,8 @@
  */
 import { CommanderError, type Command } from 'commander';
 import { INSTANCE_ENV } from '@graphx/contract/instanceEnv';
-import { ConfigError } from '@graphx/kit/errors';
 import { EXIT } from '@graphx/contract/exitCodes';
+import { failAndExit } from './failure';
 
 /** Adds `runtime`, `runtime-prepare` and `dev` to `program`. */
 export function addRuntimeCommands(program: Command): Command {
@@ -44,11 +44,6 @@ export function runProgram(program: Command): void {
       // Commander has printed the message (or the help / version) already.
       process.exit(error.exitCode === 0 ? 0 : EXIT.usage);
     }
-    if (error instanceof ConfigError) {
-      console.error(`graphx: ${error.message}`);
-      process.exit(EXIT.usage);
-    }
-    console.error(`graphx: ${(error as Error).stack ?? String(error)}`);
-    process.exit(1);
+    failAndExit(error);
   });
 }
