@@ -4,7 +4,9 @@
  * Python dev server (`langgraph dev` of `langgraph-cli[inmem]`, installed from the package index into .test-data, as
  * its licence allows for local use); 8 and 32 clients. Prints runs/s, p50 whole run and server CPU per run, the
  * executor hop (Python minus JavaScript on the same server, one client), a Python app's cold start (process start
- * → /ok, its environment built) and its idle RSS (the process tree: Node and the executor). Asserts nothing.
+ * → /ok, its environment built) and its idle RSS (the process tree: Node and the executor), both as a runner starts
+ * it (`graphx runtime` with an instance's environment, not `graphx dev`, whose studio and defaults a deployed app
+ * does not have). Asserts nothing.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -138,40 +140,48 @@ export async function benchRuntimePython(): Promise<void> {
   await admin.query(`CREATE DATABASE "${databaseName}"`);
   const databaseUri = adminUrl.replace(/\/[^/]*$/, `/${databaseName}`);
   const servers: Server[] = [];
-  const dev = async (
+  /**
+   * Serves a fixture app: `graphx dev`, or (`command: 'runtime'`) `graphx runtime` with the instance environment a
+   * runner gives it (PORT, HOST, DATABASE_URI, GRAPHX_CONFIG_PATH; no control plane), which is what a container runs.
+   */
+  const serve = async (
     app: string,
-    node: { binary: string; options?: string } = { binary: process.execPath },
+    node: { binary: string; options?: string; command?: 'dev' | 'runtime' } = { binary: process.execPath },
     appDatabaseUri = databaseUri,
   ) => {
     const port = await findFreePort();
+    const configPath = path.join(FIXTURES, app, 'graphx.json');
+    const runtime = node.command === 'runtime';
     const args = [
       path.join(ROOT, 'bin', 'graphx.js'),
-      'dev',
-      '--config',
-      path.join(FIXTURES, app, 'graphx.json'),
-      '--port',
-      String(port),
+      ...(runtime ? ['runtime'] : ['dev', '--config', configPath, '--port', String(port)]),
     ];
     const started = performance.now();
     const server = await startProcess(
-      `graphx dev ${app}`,
+      `graphx ${runtime ? 'runtime' : 'dev'} ${app}`,
       node.binary,
       args,
-      { DATABASE_URI: appDatabaseUri, GRAPHX_LOG_LEVEL: 'warn', ...(node.options ? { NODE_OPTIONS: node.options } : {}) },
+      {
+        DATABASE_URI: appDatabaseUri,
+        GRAPHX_LOG_LEVEL: 'warn',
+        ...(runtime ? { PORT: String(port), HOST: '127.0.0.1', GRAPHX_CONFIG_PATH: configPath, NODE_ENV: 'production' } : {}),
+        ...(node.options ? { NODE_OPTIONS: node.options } : {}),
+      },
       port,
     );
     servers.push(server);
     return { server, startMs: performance.now() - started };
   };
+  const dev = (app: string) => serve(app);
   try {
     // The environment is built (and cached) by the first start; the second start is the cold start a rollout sees.
-    await (await dev('runtime-echo-py')).server.stop();
+    await (await serve('runtime-echo-py', { binary: process.execPath, command: 'runtime' })).server.stop();
     servers.length = 0;
-    const { server: pythonOnly, startMs } = await dev('runtime-echo-py');
+    const { server: pythonOnly, startMs } = await serve('runtime-echo-py', { binary: process.execPath, command: 'runtime' });
     await settledIdle(pythonOnly);
     console.log(`Python app cold start (process start → /ok, environment cached): ${startMs.toFixed(0)} ms`);
     console.log(
-      `Python app idle RSS (Node + executor), the host's Node ${process.version} as the process runner runs it: ` +
+      `Python app idle RSS (Node + executor), the host's Node ${process.version} as the process runner runs it (graphx runtime): ` +
         `${treeRssMb(pythonOnly.pid).toFixed(0)} MB`,
     );
     await pythonOnly.stop();
@@ -184,15 +194,15 @@ export async function benchRuntimePython(): Promise<void> {
     });
     if (imageNode) {
       const containerDatabase = await containerLikeDatabaseUri(admin, databaseUri);
-      const { server: inImageNode } = await dev(
+      const { server: inImageNode } = await serve(
         'runtime-echo-py',
-        { binary: imageNode.binary, options: `--max-semi-space-size=${semiSpaceMb(1024)}` },
+        { binary: imageNode.binary, options: `--max-semi-space-size=${semiSpaceMb(1024)}`, command: 'runtime' },
         containerDatabase.uri,
       );
       await settledIdle(inImageNode);
       console.log(
         `Python app idle RSS (Node + executor), Node ${imageNode.version} as a 1 GB container of the default image ` +
-          `runs it, ${containerDatabase.how}: ${treeRssMb(inImageNode.pid).toFixed(0)} MB`,
+          `runs it (graphx runtime), ${containerDatabase.how}: ${treeRssMb(inImageNode.pid).toFixed(0)} MB`,
       );
       await inImageNode.stop();
       servers.length = 0;
