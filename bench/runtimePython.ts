@@ -140,6 +140,11 @@ export async function benchRuntimePython(): Promise<void> {
   await admin.query(`CREATE DATABASE "${databaseName}"`);
   const databaseUri = adminUrl.replace(/\/[^/]*$/, `/${databaseName}`);
   const servers: Server[] = [];
+  // What `graphx runtime` is given as its control plane: a loopback server that accepts whatever it is sent (an idle
+  // app sends nothing; traces of runs would go here).
+  const controlPlane = http.createServer((request, response) => request.resume().on('end', () => response.writeHead(204).end()));
+  await new Promise<void>((resolve) => controlPlane.listen(0, '127.0.0.1', resolve));
+  const controlPlaneUrl = `http://127.0.0.1:${(controlPlane.address() as { port: number }).port}`;
   /**
    * Serves a fixture app: `graphx dev`, or (`command: 'runtime'`) `graphx runtime` with the instance environment a
    * runner gives it (PORT, HOST, DATABASE_URI, GRAPHX_CONFIG_PATH; no control plane), which is what a container runs.
@@ -164,7 +169,16 @@ export async function benchRuntimePython(): Promise<void> {
       {
         DATABASE_URI: appDatabaseUri,
         GRAPHX_LOG_LEVEL: 'warn',
-        ...(runtime ? { PORT: String(port), HOST: '127.0.0.1', GRAPHX_CONFIG_PATH: configPath, NODE_ENV: 'production' } : {}),
+        ...(runtime
+          ? {
+              PORT: String(port),
+              HOST: '127.0.0.1',
+              GRAPHX_CONFIG_PATH: configPath,
+              GRAPHX_CONTROL_PLANE_URL: controlPlaneUrl,
+              GRAPHX_SERVICE_TOKEN: 'bench-service-token',
+              NODE_ENV: 'production',
+            }
+          : {}),
         ...(node.options ? { NODE_OPTIONS: node.options } : {}),
       },
       port,
@@ -245,6 +259,7 @@ export async function benchRuntimePython(): Promise<void> {
     console.log(`\nruns/s of graphx py_agent over langgraph dev (Python): ${ratios.join(', ')}`);
   } finally {
     for (const server of servers) await server.stop();
+    controlPlane.close();
     await admin.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);
     await admin.end();
   }
