@@ -147,7 +147,8 @@ export async function benchRuntimePython(): Promise<void> {
   const controlPlaneUrl = `http://127.0.0.1:${(controlPlane.address() as { port: number }).port}`;
   /**
    * Serves a fixture app: `graphx dev`, or (`command: 'runtime'`) `graphx runtime` with the instance environment a
-   * runner gives it (PORT, HOST, DATABASE_URI, GRAPHX_CONFIG_PATH; no control plane), which is what a container runs.
+   * runner gives it (PORT, HOST, DATABASE_URI, GRAPHX_CONFIG_PATH, the loopback control plane above), which is what a
+   * container or a process instance runs.
    */
   const serve = async (
     app: string,
@@ -186,12 +187,12 @@ export async function benchRuntimePython(): Promise<void> {
     servers.push(server);
     return { server, startMs: performance.now() - started };
   };
-  const dev = (app: string) => serve(app);
+  const asRunnerStartsIt = { binary: process.execPath, command: 'runtime' } as const;
   try {
     // The environment is built (and cached) by the first start; the second start is the cold start a rollout sees.
-    await (await serve('runtime-echo-py', { binary: process.execPath, command: 'runtime' })).server.stop();
+    await (await serve('runtime-echo-py', asRunnerStartsIt)).server.stop();
     servers.length = 0;
-    const { server: pythonOnly, startMs } = await serve('runtime-echo-py', { binary: process.execPath, command: 'runtime' });
+    const { server: pythonOnly, startMs } = await serve('runtime-echo-py', asRunnerStartsIt);
     await settledIdle(pythonOnly);
     console.log(`Python app cold start (process start → /ok, environment cached): ${startMs.toFixed(0)} ms`);
     console.log(
@@ -222,7 +223,7 @@ export async function benchRuntimePython(): Promise<void> {
       servers.length = 0;
     }
 
-    const { server: mixed } = await dev('runtime-mixed');
+    const { server: mixed } = await serve('runtime-mixed');
     console.log(`\nthreadless /runs/stream, updates mode, ${SECONDS_PER_POINT} s per point`);
     console.log('server / graph                 clients   runs/s   p50 whole run ms   server CPU ms/run');
     const hop: Record<string, Awaited<ReturnType<typeof measure>>> = {};
