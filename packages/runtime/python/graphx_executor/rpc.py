@@ -9,6 +9,7 @@ Executor → server: `{"call", "method", "params"}` (the long-term store), answe
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import logging
 import socket
@@ -79,9 +80,21 @@ class Connection:
                 continue
             request_id = message["id"]
             handler = handlers.get(message.get("method", ""))
-            self._tasks[request_id] = asyncio.create_task(self._answer(request_id, handler, message.get("params") or {}))
+            task = asyncio.create_task(self._answer(request_id, handler, message.get("params") or {}))
+            task.add_done_callback(functools.partial(self._answer_unstarted, request_id))
+            self._tasks[request_id] = task
         for task in list(self._tasks.values()):
             task.cancel()
+
+    def _answer_unstarted(self, request_id: Any, task: asyncio.Task[None]) -> None:
+        """Answers a request cancelled before its task took its first step. Its coroutine never ran, so neither the
+        `except CancelledError` nor the `finally` of `_answer` did: without this the server would wait for the answer
+        forever. The server sends `{cancel}` right behind a request whose caller had already given up (a run stopped
+        the moment it started), and both lines are read before the task is first scheduled."""
+        if not task.cancelled():
+            return
+        self._tasks.pop(request_id, None)
+        self.send({"id": request_id, "error": {"type": "CancelledError", "message": "cancelled"}})
 
     async def _answer(self, request_id: Any, handler: Handler | None, params: dict[str, Any]) -> None:
         try:
