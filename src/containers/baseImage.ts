@@ -59,14 +59,30 @@ export async function ensureBaseImage(options: BaseImageOptions): Promise<string
 }
 
 /**
+ * Docker's official Node images: `node:<major>…` or `library/node:<major>…`, from Docker Hub or a registry named by
+ * host (a mirror: a first component with a dot or a port, as Docker's reference grammar reads it). Not `localhost/…`:
+ * that is how podman names an image built on this machine.
+ */
+const OFFICIAL_NODE_IMAGE = /^((?:[^/]*[.:][^/]*\/)?(?:library\/)?node):\d+(.*)$/;
+
+/**
  * The registry image for a Node major: a `node:<major>…` reference (Docker's official image) gets the asked major; any
  * other configured base is taken to run the default major (it is used for that one only). Null: build offline.
  */
 export function registryBaseFor(baseImage: string, nodeMajor: number): string | null {
   if (baseImage === OFFLINE_BASE) return null;
-  const official = /^((?:docker\.io\/)?(?:library\/)?node):\d+(.*)$/.exec(baseImage);
+  const official = OFFICIAL_NODE_IMAGE.exec(baseImage);
   if (official) return `${official[1]}:${nodeMajor}${official[2]}`;
   return nodeMajor === DEFAULT_NODE_MAJOR ? baseImage : null;
+}
+
+/**
+ * Whether a Python app can build on `baseImage`: Docker's official Node images have no Python, so a Python app builds
+ * on the offline base (Debian's Python) instead, wherever the registry answers; the offline base and any other image
+ * are taken at their word (the Python layer names the lines an image lacks).
+ */
+export function baseServesPython(baseImage: string): boolean {
+  return !OFFICIAL_NODE_IMAGE.test(baseImage);
 }
 
 // Debian's Python (bookworm: 3.11) is in every base: Python apps make their environment with it (issue 20).
@@ -135,6 +151,9 @@ async function ensureOfflineBase(engine: ContainerEngine, nodeMajor: number, log
 async function ensureDebian(engine: ContainerEngine, log: (line: string) => void): Promise<string> {
   const ref = debianRef();
   if (await engine.inspectImage(ref)) return ref;
+  if (!findExecutable('mmdebstrap')) {
+    throw new ContainerToolsMissing(['mmdebstrap'], 'to build its Debian base image (Python apps build on it)');
+  }
   const context = fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-debian-'));
   try {
     const started = Date.now();

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { projectRoot, type GraphxConfig } from '../config';
-import { ensureBaseImage, OFFLINE_BASE } from './baseImage';
+import { baseServesPython, ensureBaseImage, OFFLINE_BASE } from './baseImage';
 import { DockerEngine } from './dockerEngine';
 import type { ContainerEngine } from './engine';
 import { writeEngineConfig } from './engineConfig';
@@ -52,8 +52,14 @@ export async function openRevisionImages(
   config: GraphxConfig,
   log: (line: string) => void,
 ): Promise<RevisionImages> {
-  const runtimeFor = async (nodeMajor: number, say: (line: string) => void) => {
-    const baseRef = await ensureBaseImage({ engine, baseImage: config.runtimeBaseImage, log: say, nodeMajor });
+  const servesPython = baseServesPython(config.runtimeBaseImage);
+  const runtimeFor = async (nodeMajor: number, say: (line: string) => void, python = false) => {
+    let baseImage = config.runtimeBaseImage;
+    if (python && !servesPython) {
+      say(`${baseImage} has no Python: a Python app builds on graphx's Debian base (Debian's Python)`);
+      baseImage = OFFLINE_BASE;
+    }
+    const baseRef = await ensureBaseImage({ engine, baseImage, log: say, nodeMajor });
     return (await ensureRuntimeImage({ engine, baseRef, projectRoot, log: say })).ref;
   };
   return new RevisionImages(
@@ -61,6 +67,8 @@ export async function openRevisionImages(
     await runtimeFor(DEFAULT_NODE_MAJOR, log),
     { memoryMb: config.buildMemoryMb, pidsLimit: BUILD_PIDS_LIMIT, registryHosts: config.buildRegistryHosts },
     runtimeFor,
+    DEFAULT_NODE_MAJOR,
+    servesPython,
   );
 }
 

@@ -71,32 +71,39 @@ export const DEFAULT_BUILD_LIMITS: BuildLimits = {
 
 /** Builds and pulls revision images through one engine, on one runtime image. */
 export class RevisionImages {
-  private readonly runtimeImages = new Map<number, Promise<string>>();
+  private readonly runtimeImages = new Map<string, Promise<string>>();
 
   constructor(
     readonly engine: ContainerEngine,
     /** The hash-tagged runtime image of the default Node major, which revision images start `FROM` by default. */
     readonly runtimeImageRef: string,
     readonly limits: BuildLimits = DEFAULT_BUILD_LIMITS,
-    /** Builds (or finds) the runtime image of another Node major (graphx.json `node_version`); absent: none. */
-    private readonly prepareRuntimeImage?: (nodeMajor: number, log: (line: string) => void) => Promise<string>,
+    /**
+     * Builds (or finds) the runtime image of another Node major (graphx.json `node_version`), or one a Python app can
+     * build on when the default one cannot serve it; absent: none.
+     */
+    private readonly prepareRuntimeImage?: (nodeMajor: number, log: (line: string) => void, python: boolean) => Promise<string>,
     readonly defaultNodeMajor: number = DEFAULT_NODE_MAJOR,
+    /** Whether the default runtime image has Python (a registry's `node` image has none: baseImage.ts baseServesPython). */
+    readonly defaultServesPython = true,
   ) {}
 
   /**
-   * The runtime image for a Node major: the default one, or one built on that major's base the first time a revision
-   * asks for it (minutes once per machine: its base and runtime image), then found by content hash.
-   * @throws Error when this engine has no way to prepare another major.
+   * The runtime image for a Node major (and a Python app): the default one, or one built on the right base the first
+   * time a revision asks for it (minutes once per machine: its base and runtime image), then found by content hash.
+   * @throws Error when this engine has no way to prepare another one.
    */
-  async runtimeImageFor(nodeMajor: number, log: (line: string) => void = () => {}): Promise<string> {
-    if (nodeMajor === this.defaultNodeMajor) return this.runtimeImageRef;
-    if (!this.prepareRuntimeImage) throw new ContainerEngineError(`no runtime image for Node ${nodeMajor} here`);
-    let prepared = this.runtimeImages.get(nodeMajor);
+  async runtimeImageFor(nodeMajor: number, log: (line: string) => void = () => {}, python = false): Promise<string> {
+    if (nodeMajor === this.defaultNodeMajor && (!python || this.defaultServesPython)) return this.runtimeImageRef;
+    const needs = python ? `Node ${nodeMajor} with Python` : `Node ${nodeMajor}`;
+    if (!this.prepareRuntimeImage) throw new ContainerEngineError(`no runtime image for ${needs} here`);
+    const key = `${nodeMajor}${python && !this.defaultServesPython ? '+python' : ''}`;
+    let prepared = this.runtimeImages.get(key);
     if (!prepared) {
-      prepared = this.prepareRuntimeImage(nodeMajor, log);
+      prepared = this.prepareRuntimeImage(nodeMajor, log, python);
       // A failure is not remembered: the next revision tries again.
-      prepared.catch(() => this.runtimeImages.delete(nodeMajor));
-      this.runtimeImages.set(nodeMajor, prepared);
+      prepared.catch(() => this.runtimeImages.delete(key));
+      this.runtimeImages.set(key, prepared);
     }
     return prepared;
   }

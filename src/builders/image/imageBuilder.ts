@@ -60,7 +60,7 @@ export class ImageBuilder implements RevisionBuilder {
       progress.setPhase('image', `Preparing the runtime image on Node ${nodeMajor}`);
       const runtimeImage = await untilAborted(
         signal,
-        this.images.runtimeImageFor(nodeMajor, (line) => progress.line(line)),
+        this.images.runtimeImageFor(nodeMajor, (line) => progress.line(line), app.config.python !== null),
       );
       progress.setPhase('image', `Building image ${tag} on ${runtimeImage} (Node ${nodeMajor})`);
       // Raced against the signal: a build stuck in our own code (or the engine's) ignores it, and must not hold the step.
