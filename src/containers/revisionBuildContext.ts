@@ -69,6 +69,29 @@ export interface RevisionDockerfiles {
  * install and build steps as a file bind-mounted from the context for that RUN only: no value is in a layer, an
  * `ENV` or the image history.
  */
+/** How much of a build step's text a failure message quotes: podman quotes the whole step, a script of many lines. */
+const STEP_QUOTED_CHARS = 240;
+const BUILD_ENV_PREFIX = `set -a && . ${BUILD_ENV_MOUNT} && set +a && `;
+
+/**
+ * An engine's build error (or a line of the build's output) as the user reads it in a revision's status message: the
+ * steps it quotes without graphx's own wrapper (the build env mount and the `set -a && . … && set +a &&` before the
+ * command) and cut to STEP_QUOTED_CHARS. Podman's message quotes the whole RUN step, so the line that says what went
+ * wrong (in the output's last lines) was lost behind several hundred characters of our own shell.
+ */
+export function conciseBuildText(text: string): string {
+  const cut = (step: string) => (step.length > STEP_QUOTED_CHARS ? `${step.slice(0, STEP_QUOTED_CHARS)}…` : step);
+  return text
+    .replaceAll(`--mount=type=bind,source=graphx/build.env,target=${BUILD_ENV_MOUNT} `, '')
+    .replaceAll(`["/bin/sh","-c","${BUILD_ENV_PREFIX}`, '')
+    .replaceAll(`/bin/sh -c ${BUILD_ENV_PREFIX}`, '')
+    .replace(
+      /(building at STEP ")([\s\S]*?)(": (?:while running|exit status|error))/,
+      (_, before, step, after) => before + cut(step) + after,
+    )
+    .replace(/^(STEP \d+\/\d+: )(.*)$/gm, (_, before, step) => before + cut(step));
+}
+
 export function revisionDockerfiles(input: RevisionDockerfileInput & { dependencyImage?: string }): RevisionDockerfiles {
   const appDir = path.posix.join(APP_DIR, input.appSubdir);
   const user = `${RUNTIME_UID}:${RUNTIME_UID}`;

@@ -9,6 +9,7 @@ import type { GraphxConfig } from '../../config';
 import { ContainerEngineError } from '../../containers/engine';
 import { registryAuthFor } from '../../containers/registryAuth';
 import { ImagePullError, RevisionImages, type BuildRevisionImageOptions } from '../../containers/revisionImages';
+import { conciseBuildText } from '../../containers/revisionBuildContext';
 import type { Db } from '../../db/knex';
 import { buildPaths, isImageSource, type RevisionSpec } from '../../pipeline/revisionSpec';
 import { DEFAULT_NODE_MAJOR } from '@graphx/contract/graphxConfig';
@@ -226,8 +227,9 @@ function buildFailure(
   if (!(error instanceof ContainerEngineError)) return error;
   const ending = why.signal.aborted
     ? `did not finish within the ${why.buildTimeoutSeconds} s build time limit`
-    : `failed: ${progress.redact(error.message)}`;
-  const message = `The image build of ${why.tag} ${ending}: ${progress.lastLines(10).join('\n') || '(no output)'}`;
+    : `failed: ${progress.redact(conciseBuildText(error.message))}`;
+  const output = progress.lastLines(10).map(conciseBuildText).join('\n');
+  const message = `The image build of ${why.tag} ${ending}: ${output || '(no output)'}`;
   progress.line(message, 'error');
   return new BuildFailed(message);
 }
