@@ -205,8 +205,13 @@ export class BackgroundRuns {
     }
     // A run taken again continues from its own last checkpoint; one that died before writing any starts over.
     const { graphx_checkpoint_before: startedAfter, [RESERVED_FOR]: _reservedFor, ...config } = queued.config;
-    if (queued.thread_id && startedAfter === undefined) {
-      const askedToStop = await this.deps.queue.rememberStart(queued.run_id, checkpointBefore);
+    if (queued.thread_id) {
+      // Read after the claim (ThreadLeases.requestCancel). A run taken over from a dead instance may carry a stop that
+      // instance never acted on: the claim cleared the thread's copy, the run's own is read here.
+      const askedToStop =
+        startedAfter === undefined
+          ? await this.deps.queue.rememberStart(queued.run_id, checkpointBefore)
+          : await this.deps.queue.stopAskedOf(queued.run_id);
       if (askedToStop) this.deps.coordinator.stopWhenTracked(queued.run_id, askedToStop);
     }
     const resumed = queued.thread_id !== null && startedAfter !== undefined && (checkpointBefore ?? '') !== startedAfter;

@@ -129,6 +129,12 @@ export class RunQueueStore {
     return (result.rows[0]?.cancel_action as CancelAction | null | undefined) ?? null;
   }
 
+  /** The stop asked of a run (ThreadLeases.requestCancel) and not yet acted on: null when none. */
+  async stopAskedOf(runId: string): Promise<CancelAction | null> {
+    const result = await this.pool.query(`SELECT cancel_action FROM graphx_runs WHERE run_id = $1`, [runId]);
+    return (result.rows[0]?.cancel_action as CancelAction | null | undefined) ?? null;
+  }
+
   /** Puts a taken run back (its thread turned out busy). */
   async putBack(runId: string): Promise<void> {
     await this.pool.query(
