@@ -31,6 +31,13 @@ const body = (assistantId: string) =>
  * Idle as a deployed app that nobody calls is: after the quiet-window collection (packages/runtime/src/idleMemory.ts,
  * 10 s by default) has run once, or 30 s.
  */
+/** CPU time the idle process tree spends per second (timers, lease renewals, polls), over `seconds`. */
+async function idleCpuMsPerSecond(server: Server, seconds = 10): Promise<number> {
+  const before = treeCpuMs(server.pid);
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  return (treeCpuMs(server.pid) - before) / seconds;
+}
+
 async function settledIdle(server: Server): Promise<void> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
@@ -197,7 +204,7 @@ export async function benchRuntimePython(): Promise<void> {
     console.log(`Python app cold start (process start → /ok, environment cached): ${startMs.toFixed(0)} ms`);
     console.log(
       `Python app idle RSS (Node + executor), the host's Node ${process.version} as the process runner runs it (graphx runtime): ` +
-        `${treeRssMb(pythonOnly.pid).toFixed(0)} MB`,
+        `${treeRssMb(pythonOnly.pid).toFixed(0)} MB; idle CPU ${(await idleCpuMsPerSecond(pythonOnly)).toFixed(1)} ms/s`,
     );
     await pythonOnly.stop();
     servers.length = 0;
@@ -217,7 +224,8 @@ export async function benchRuntimePython(): Promise<void> {
       await settledIdle(inImageNode);
       console.log(
         `Python app idle RSS (Node + executor), Node ${imageNode.version} as a 1 GB container of the default image ` +
-          `runs it (graphx runtime), ${containerDatabase.how}: ${treeRssMb(inImageNode.pid).toFixed(0)} MB`,
+          `runs it (graphx runtime), ${containerDatabase.how}: ${treeRssMb(inImageNode.pid).toFixed(0)} MB; ` +
+          `idle CPU ${(await idleCpuMsPerSecond(inImageNode)).toFixed(1)} ms/s`,
       );
       await inImageNode.stop();
       servers.length = 0;
