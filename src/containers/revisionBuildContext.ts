@@ -60,15 +60,6 @@ export interface RevisionDockerfiles {
   image: string;
 }
 
-/**
- * The Dockerfiles of a revision image. Layers, from least to most often changed: the lock-file install (its context
- * holds only the package manifests and lock files, so a code-only change finds it cached), the repository, the build
- * command, the user's `dockerfile_lines`, the compilation of TypeScript graphs. The install is built first, as an
- * image of its own, because it is the one step that needs the network: the engine sets a build's network for all of
- * its RUN steps (`RUN --network` is not in podman 4.3), so the rest is a second build without any. Secrets reach
- * install and build steps as a file bind-mounted from the context for that RUN only: no value is in a layer, an
- * `ENV` or the image history.
- */
 /** How much of a build step's text a failure message quotes: podman quotes the whole step, a script of many lines. */
 const STEP_QUOTED_CHARS = 240;
 const BUILD_ENV_PREFIX = `set -a && . ${BUILD_ENV_MOUNT} && set +a && `;
@@ -92,6 +83,26 @@ export function conciseBuildText(text: string): string {
     .replace(/^(STEP \d+\/\d+: )(.*)$/gm, (_, before, step) => before + cut(step));
 }
 
+/**
+ * The last `count` lines of a failed build's output as its status message quotes them: concise (conciseBuildText), and
+ * without podman's own `--> Using cache …` / `--> <id>` notes, which say nothing about what failed.
+ */
+export function failedBuildOutput(lines: string[], count = 10): string[] {
+  return lines
+    .filter((line) => !line.startsWith('--> '))
+    .slice(-count)
+    .map(conciseBuildText);
+}
+
+/**
+ * The Dockerfiles of a revision image. Layers, from least to most often changed: the lock-file install (its context
+ * holds only the package manifests and lock files, so a code-only change finds it cached), the repository, the build
+ * command, the user's `dockerfile_lines`, the compilation of TypeScript graphs. The install is built first, as an
+ * image of its own, because it is the one step that needs the network: the engine sets a build's network for all of
+ * its RUN steps (`RUN --network` is not in podman 4.3), so the rest is a second build without any. Secrets reach
+ * install and build steps as a file bind-mounted from the context for that RUN only: no value is in a layer, an
+ * `ENV` or the image history.
+ */
 export function revisionDockerfiles(input: RevisionDockerfileInput & { dependencyImage?: string }): RevisionDockerfiles {
   const appDir = path.posix.join(APP_DIR, input.appSubdir);
   const user = `${RUNTIME_UID}:${RUNTIME_UID}`;

@@ -9,7 +9,7 @@ import type { GraphxConfig } from '../../config';
 import { ContainerEngineError } from '../../containers/engine';
 import { registryAuthFor } from '../../containers/registryAuth';
 import { ImagePullError, RevisionImages, type BuildRevisionImageOptions } from '../../containers/revisionImages';
-import { conciseBuildText } from '../../containers/revisionBuildContext';
+import { conciseBuildText, failedBuildOutput } from '../../containers/revisionBuildContext';
 import type { Db } from '../../db/knex';
 import { buildPaths, isImageSource, type RevisionSpec } from '../../pipeline/revisionSpec';
 import { DEFAULT_NODE_MAJOR } from '@graphx/contract/graphxConfig';
@@ -228,7 +228,7 @@ function buildFailure(
   const ending = why.signal.aborted
     ? `did not finish within the ${why.buildTimeoutSeconds} s build time limit`
     : `failed: ${progress.redact(conciseBuildText(error.message))}`;
-  const output = progress.lastLines(10).map(conciseBuildText).join('\n');
+  const output = failedBuildOutput(progress.lastLines(30)).join('\n');
   const message = `The image build of ${why.tag} ${ending}: ${output || '(no output)'}`;
   progress.line(message, 'error');
   return new BuildFailed(message);

@@ -35,6 +35,22 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
     await pg.connect();
   });
 
+  /** The instance that took `runId` from the queue (its owner names the process), once one has. */
+  async function executorOf(runId: string, among: RuntimeProcess[]): Promise<RuntimeProcess> {
+    let owner = '';
+    await waitFor(
+      'the run to be taken',
+      async () => {
+        const row = await pg.query('SELECT owner FROM graphx_runs WHERE run_id = $1 AND status = $2', [runId, 'running']);
+        owner = row.rows[0]?.owner ?? '';
+        return owner !== '';
+      },
+      10_000,
+      50,
+    );
+    return among.find((instance) => owner.includes(`:${instance.child.pid}:`))!;
+  }
+
   test('under a burst of background runs on two instances, every run executes exactly once', async () => {
     const client = new Client({ apiUrl: instances[0]!.url, apiKey: null });
     const threads = await Promise.all(Array.from({ length: 20 }, () => client.threads.create()));
@@ -53,18 +69,7 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
     const client = new Client({ apiUrl: instances[0]!.url, apiKey: null });
     const thread = await client.threads.create();
     const run = await client.runs.create(thread.thread_id, 'slow', { input: say('survive') });
-    let owner = '';
-    await waitFor(
-      'the run to be taken',
-      async () => {
-        const row = await pg.query('SELECT owner FROM graphx_runs WHERE run_id = $1 AND status = $2', [run.run_id, 'running']);
-        owner = row.rows[0]?.owner ?? '';
-        return owner !== '';
-      },
-      10_000,
-      50,
-    );
-    const doomed = instances.find((instance) => owner.includes(`:${instance.child.pid}:`))!;
+    const doomed = await executorOf(run.run_id, instances);
     const survivor = instances.find((instance) => instance !== doomed)!;
     doomed.child.kill('SIGKILL');
     await new Promise((resolve) => doomed.child.once('exit', resolve));
@@ -89,18 +94,7 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
     const client = new Client({ apiUrl: live[0]!.url, apiKey: null });
     const thread = await client.threads.create();
     const run = await client.runs.create(thread.thread_id, 'slow', { input: say('stop me') });
-    let owner = '';
-    await waitFor(
-      'the run to be taken',
-      async () => {
-        const row = await pg.query('SELECT owner FROM graphx_runs WHERE run_id = $1 AND status = $2', [run.run_id, 'running']);
-        owner = row.rows[0]?.owner ?? '';
-        return owner !== '';
-      },
-      10_000,
-      50,
-    );
-    const frozen = live.find((instance) => owner.includes(`:${instance.child.pid}:`))!;
+    const frozen = await executorOf(run.run_id, live);
     const other = live.find((instance) => instance !== frozen)!;
     frozen.child.kill('SIGSTOP');
     await new Client({ apiUrl: other.url, apiKey: null }).runs.cancel(thread.thread_id, run.run_id, false, 'interrupt');
