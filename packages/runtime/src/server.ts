@@ -195,7 +195,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   });
 
   const crons = new CronStore(pool);
-  const cronScheduler = new CronScheduler({ crons, runQueue, threads, backgroundRuns, pollMs: tuning.cronPollMs });
+  const cronScheduler = new CronScheduler({ crons, runQueue, threads, backgroundRuns, coordinator, sleepMs: tuning.cronPollMs });
 
   const services: RuntimeServices = {
     graphs,

@@ -49,7 +49,7 @@ export interface RunTuning {
   /** Background runs one instance executes at once. */
   backgroundConcurrency: number;
   webhookDestinations: 'public' | 'private' | 'any';
-  /** How often each instance looks for due crons (a tick fires at most this late). */
+  /** The longest the cron scheduler sleeps without news (it wakes when a cron is due or changes anywhere). */
   cronPollMs: number;
   /** The largest request body the app reads; a larger one is a 413 (HTTP_MAX_REQUEST_BODY_BYTES, as the anchor). */
   maxRequestBodyBytes: number;
@@ -73,7 +73,7 @@ const tuningSchema = Joi.object({
   GRAPHX_RUNTIME_ENQUEUE_WAIT_MS: Joi.number().integer().min(0).max(3_600_000).empty('').default(120_000),
   GRAPHX_RUNTIME_BACKGROUND_CONCURRENCY: Joi.number().integer().min(1).max(1000).empty('').default(10),
   GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS: Joi.string().valid('public', 'private', 'any').empty('').default('public'),
-  GRAPHX_RUNTIME_CRON_POLL_MS: Joi.number().integer().min(50).max(60_000).empty('').default(1000),
+  GRAPHX_RUNTIME_CRON_POLL_MS: Joi.number().integer().min(50).max(3_600_000).empty('').default(60_000),
   HTTP_MAX_REQUEST_BODY_BYTES: Joi.number().integer().min(1024).empty('').default(DEFAULT_MAX_REQUEST_BODY_BYTES),
   GRAPHX_RUNTIME_TTL_SWEEP_MS: Joi.number().integer().min(50).max(3_600_000).empty('').default(60_000),
   GRAPHX_RUNTIME_ROLE: Joi.string().valid('all', 'api', 'queue').empty('').default('all'),
@@ -84,7 +84,8 @@ const tuningSchema = Joi.object({
  * `GRAPHX_RUNTIME_LEASE_MS` (default 30 s), `GRAPHX_RUNTIME_ENQUEUE_WAIT_MS` (default 120 s),
  * `GRAPHX_RUNTIME_BACKGROUND_CONCURRENCY` (default 10), `GRAPHX_RUNTIME_WEBHOOK_DESTINATIONS` (`public`: only
  * public addresses; `private`: also private ranges; `any`: loopback too, for development) and
- * `GRAPHX_RUNTIME_CRON_POLL_MS` (default 1 s), `GRAPHX_RUNTIME_TTL_SWEEP_MS` (default 60 s),
+ * `GRAPHX_RUNTIME_CRON_POLL_MS` (the cron scheduler's longest sleep, default 60 s: it wakes when a cron is due or
+ * changes), `GRAPHX_RUNTIME_TTL_SWEEP_MS` (default 60 s),
  * `GRAPHX_RUNTIME_IDLE_COLLECT_MS` (default 10 s; 0 turns the idle collection off), and the anchor's
  * `HTTP_MAX_REQUEST_BODY_BYTES` (default 300 MB).
  * @throws ConfigError for a value out of range.

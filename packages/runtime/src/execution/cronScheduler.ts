@@ -4,21 +4,35 @@
  * tick fires once across instances. Ticks missed while no instance ran are not caught up: one run, then the next
  * future tick (as `cron` does). The run id is derived from the cron and its tick, so an instance that died between
  * queueing and committing leaves a run the next instance recognises instead of queueing a second one.
+ *
+ * An instance sleeps until the next enabled cron is due (by the database's clock), at most `sleepMs`: a cron
+ * created or changed anywhere wakes every instance (RunCoordinator's `crons` notification), and the longest sleep only
+ * bounds what a lost notification could delay. An idle instance with no crons asks the database once per `sleepMs`,
+ * not once a second.
  */
 import { logger } from '@graphx/kit/logger';
 import type { CronStore, DueCron } from '../storage/cronStore';
 import type { RunQueueStore } from '../storage/runQueueStore';
 import type { ThreadStore } from '../storage/threadStore';
 import type { BackgroundRuns } from './backgroundRuns';
+import type { RunCoordinator } from './runCoordinator';
 import { nextRunDate, tickRunId } from './cronSchedule';
 import type { RunRequest } from './runService';
 
 /** Crons one transaction fires at most (the rest wait for the next poll, a moment later). */
 const BATCH = 20;
+/**
+ * The shortest sleep: a cron due now that this instance could not fire is being fired by another one (it holds the
+ * row), which moves its tick on when it commits.
+ */
+const MIN_SLEEP_MS = 100;
+/** After a failure (the database away), the next try. */
+const RETRY_MS = 1_000;
 
 export class CronScheduler {
-  private readonly timer: NodeJS.Timeout;
+  private timer: NodeJS.Timeout | null = null;
   private polling: Promise<void> | null = null;
+  private pollAgain = false;
   private closed = false;
 
   constructor(
@@ -27,25 +41,54 @@ export class CronScheduler {
       runQueue: RunQueueStore;
       threads: ThreadStore;
       backgroundRuns: BackgroundRuns;
-      pollMs: number;
+      coordinator: RunCoordinator;
+      /** The longest sleep without news (GRAPHX_RUNTIME_CRON_POLL_MS). */
+      sleepMs: number;
     },
   ) {
-    this.timer = setInterval(() => this.kick(), deps.pollMs);
-    this.timer.unref();
+    // A cron created or changed here wakes this scheduler and every other instance's.
+    deps.crons.onChanged = () => {
+      this.kick();
+      void deps.coordinator.announceCronsChanged().catch(() => undefined);
+    };
+    deps.coordinator.onCronsChanged = () => this.kick();
   }
 
+  /** Fires what is due now, then sleeps until the next tick; called at start and when crons change. */
   kick(): void {
-    if (this.closed || this.polling) return;
-    this.polling = this.poll().finally(() => (this.polling = null));
+    if (this.closed) return;
+    if (this.polling) {
+      this.pollAgain = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.polling = this.poll()
+      .then((sleepMs) => {
+        this.polling = null;
+        if (this.pollAgain) {
+          this.pollAgain = false;
+          this.kick();
+        } else this.sleep(sleepMs);
+      })
+      .catch(() => undefined);
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    clearInterval(this.timer);
+    if (this.timer) clearTimeout(this.timer);
     await this.polling;
   }
 
-  private async poll(): Promise<void> {
+  private sleep(ms: number): void {
+    if (this.closed) return;
+    const bounded = Number.isFinite(ms) ? Math.min(Math.max(ms, MIN_SLEEP_MS), this.deps.sleepMs) : this.deps.sleepMs;
+    this.timer = setTimeout(() => this.kick(), bounded);
+    this.timer.unref();
+  }
+
+  /** Fires the due crons; the time until the next one is due. */
+  private async poll(): Promise<number> {
     try {
       while (!this.closed && (await this.deps.crons.anyDue())) {
         const fired = await this.deps.crons.fireDue(
@@ -53,10 +96,12 @@ export class CronScheduler {
           (cron) => this.fire(cron),
           (cron) => nextRunDate(cron.schedule, cron.timezone, cron.end_time, new Date(Math.max(Date.now(), cron.tick.getTime()))),
         );
-        if (fired < BATCH) return;
+        if (fired < BATCH) break;
       }
+      return (await this.deps.crons.msUntilNextDue()) ?? this.deps.sleepMs;
     } catch (error) {
       logger.warn({ err: error }, 'firing crons failed; will retry');
+      return RETRY_MS;
     }
   }
 

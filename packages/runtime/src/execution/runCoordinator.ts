@@ -19,6 +19,7 @@ type Message =
   | { type: 'cancel'; run_id: string; action: CancelAction }
   | { type: 'released'; thread_id: string }
   | { type: 'queued' }
+  | { type: 'crons' }
   | { type: 'events'; run_id: string | null; thread_id: string | null; origin?: string };
 
 /** Why a thread run stopped early; `lease-lost`: another process took the thread over. */
@@ -41,6 +42,8 @@ export class RunCoordinator {
   private listener: Client | null = null;
   /** Called when a background run may have become runnable (queued, or a thread released). */
   onRunnable: () => void = () => undefined;
+  /** Called when some instance created or changed a cron (announceCronsChanged). */
+  onCronsChanged: () => void = () => undefined;
   /** Called when some instance wrote events of a run (RunEventStore.append sends that notification). */
   onEvents: (runId: string | null, threadId: string | null) => void = () => undefined;
   private closed = false;
@@ -119,6 +122,11 @@ export class RunCoordinator {
     await this.notify({ type: 'queued' });
   }
 
+  /** Tells every process that a cron was created or changed (its scheduler may have to wake sooner). */
+  async announceCronsChanged(): Promise<void> {
+    await this.notify({ type: 'crons' });
+  }
+
   /** Tells waiting processes that the thread is free. */
   async announceRelease(threadId: string): Promise<void> {
     await this.notify({ type: 'released', thread_id: threadId });
@@ -177,6 +185,7 @@ export class RunCoordinator {
       for (const wake of [...(this.waiters.get(message.thread_id) ?? [])]) wake();
       this.onRunnable();
     } else if (message.type === 'queued') this.onRunnable();
+    else if (message.type === 'crons') this.onCronsChanged();
     // This instance's own writes woke its followers already (RunEvents); the echo would only cost them a query each.
     else if (message.type === 'events' && message.origin !== this.leases.owner) this.onEvents(message.run_id, message.thread_id);
   }

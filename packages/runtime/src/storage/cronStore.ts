@@ -106,6 +106,9 @@ function writableValues(cron: Cron, authUser: AuthUser | null): unknown[] {
 }
 
 export class CronStore {
+  /** Called after a cron was created or changed (the scheduler wakes, and tells the other instances). */
+  onChanged: () => void = () => undefined;
+
   constructor(private readonly pool: Pool) {}
 
   async insert(cron: Cron, authUser: AuthUser | null): Promise<Cron> {
@@ -115,6 +118,7 @@ export class CronStore {
        VALUES (${values.map((_, index) => `$${index + 1}`).join(', ')}) RETURNING ${COLUMNS}`,
       values,
     );
+    this.onChanged();
     return toCron(result.rows[0]);
   }
 
@@ -137,6 +141,7 @@ export class CronStore {
         WHERE cron_id = $1 AND metadata @> $2::jsonb RETURNING ${COLUMNS}`,
       [cron.cron_id, JSON.stringify(filter), ...writableValues(cron, authUser)],
     );
+    if (result.rows[0]) this.onChanged();
     return result.rows[0] ? toCron(result.rows[0]) : null;
   }
 
@@ -173,6 +178,15 @@ export class CronStore {
   async anyDue(): Promise<boolean> {
     const result = await this.pool.query('SELECT 1 FROM graphx_crons WHERE enabled AND next_run_date <= now() LIMIT 1');
     return result.rowCount === 1;
+  }
+
+  /** Milliseconds until the next enabled cron is due by the database's clock (≤ 0: due now); null when none is. */
+  async msUntilNextDue(): Promise<number | null> {
+    const result = await this.pool.query(
+      `SELECT EXTRACT(EPOCH FROM (min(next_run_date) - now())) * 1000 AS ms FROM graphx_crons WHERE enabled`,
+    );
+    const ms = result.rows[0]?.ms as string | number | null | undefined;
+    return ms === null || ms === undefined ? null : Number(ms);
   }
 
   /**
