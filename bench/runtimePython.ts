@@ -16,6 +16,7 @@ import { promisify } from 'node:util';
 import { Client as PgClient } from 'pg';
 import { findFreePort } from '@graphx/kit/net/ports';
 import { DEFAULT_NODE_MAJOR } from '@graphx/contract/graphxConfig';
+import { RUNTIME_PROCESS_ENV } from '@graphx/contract/image';
 import { cachedNodeBinary } from '@graphx/kit/os/nodeRelease';
 import { semiSpaceMb } from '../src/pipeline/runtimeEnv';
 import { oneRun, ROOT, startProcess, treeCpuMs, treeRssMb, type Server } from './runtimeProcess';
@@ -179,6 +180,8 @@ export async function benchRuntimePython(): Promise<void> {
         GRAPHX_LOG_LEVEL: 'warn',
         ...(runtime
           ? {
+              // What both runners give an instance (the image's ENV, the process runner's environment).
+              ...RUNTIME_PROCESS_ENV,
               PORT: String(port),
               HOST: '127.0.0.1',
               GRAPHX_CONFIG_PATH: configPath,

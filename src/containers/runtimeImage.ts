@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ContainerEngine } from './engine';
-import { APP_DIR, IMAGE_LABELS, RUNTIME_HOME, RUNTIME_PORT, RUNTIME_UID } from '@graphx/contract/image';
+import { APP_DIR, IMAGE_LABELS, RUNTIME_HOME, RUNTIME_PORT, RUNTIME_PROCESS_ENV, RUNTIME_UID } from '@graphx/contract/image';
 import { linkTree } from '@graphx/kit/os/linkTree';
 
 /** Directory whose `yarn` is yarn berry; revision images of berry repositories put it first on PATH. */
@@ -96,7 +96,8 @@ export async function ensureRuntimeImage(options: RuntimeImageOptions): Promise<
   }
 }
 
-function runtimeDockerfile(baseRef: string): string {
+/** The Dockerfile of graphx-runtime on `baseRef`. */
+export function runtimeDockerfile(baseRef: string): string {
   return [
     `FROM ${baseRef}`,
     'COPY host-ca.crt /usr/local/share/graphx/ca-certificates.crt',
@@ -113,6 +114,9 @@ function runtimeDockerfile(baseRef: string): string {
     'ENV NODE_EXTRA_CA_CERTS=/usr/local/share/graphx/ca-certificates.crt NODE_ENV=production HOME=/home/graphx',
     // Inside a container the server must listen on every interface: the engine publishes the port on 127.0.0.1.
     `ENV HOST=0.0.0.0 PORT=${RUNTIME_PORT}`,
+    `ENV ${Object.entries(RUNTIME_PROCESS_ENV)
+      .map(([name, value]) => `${name}=${value}`)
+      .join(' ')}`,
     `COPY app ${RUNTIME_HOME}`,
     `USER ${RUNTIME_UID}:${RUNTIME_UID}`,
     `WORKDIR ${APP_DIR}`,

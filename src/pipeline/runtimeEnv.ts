@@ -10,6 +10,7 @@ import { minimalPath, statFields } from '@graphx/kit/os/processes';
 import type { RevisionSpec } from './revisionSpec';
 import { parseEnvFile, readGraphxConfig, type EnvSource } from '@graphx/contract/graphxConfig';
 import { INSTANCE_ENV, toInstanceEnv } from '@graphx/contract/instanceEnv';
+import { RUNTIME_PROCESS_ENV } from '@graphx/contract/image';
 
 /** How an instance is started; injectable so tests can supervise a small script instead of the runtime. */
 export interface InstanceCommand {
@@ -54,9 +55,16 @@ export function graphxJsonEnv(configFile: string, repoRoot: string): Record<stri
   }
 }
 
-/** The whole environment of one instance. Later sources win: graphx.json env < secrets < the contract's variables. */
+/**
+ * The whole environment of one instance. Later sources win: what the runtime image sets < graphx.json env < secrets <
+ * the contract's variables.
+ */
 export function instanceEnvironment(spec: RevisionSpec, identity: InstanceIdentity): Record<string, string> {
-  const env: Record<string, string> = { PATH: minimalPath(), ...graphxJsonEnv(identity.configFile, identity.repoRoot) };
+  const env: Record<string, string> = {
+    PATH: minimalPath(),
+    ...RUNTIME_PROCESS_ENV,
+    ...graphxJsonEnv(identity.configFile, identity.repoRoot),
+  };
   for (const secret of spec.secrets) env[secret.name] = secret.value;
   const memoryLimit = spec.sourceConfig.resource_spec?.memory_limit_mb;
   if (typeof memoryLimit === 'number' && memoryLimit > 0) env.NODE_OPTIONS = `--max-old-space-size=${Math.floor(memoryLimit)}`;

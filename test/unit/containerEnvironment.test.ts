@@ -1,5 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { containerEnvironment, semiSpaceMb, type ContainerIdentity } from '../../src/pipeline/runtimeEnv';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runtimeDockerfile } from '../../src/containers/runtimeImage';
+import { containerEnvironment, instanceEnvironment, semiSpaceMb, type ContainerIdentity } from '../../src/pipeline/runtimeEnv';
 import type { RevisionSpec } from '../../src/pipeline/revisionSpec';
 
 const spec = (resourceSpec: Record<string, number> = {}) =>
@@ -43,5 +47,29 @@ describe("a container instance's Node options", () => {
       encoding: 'utf8',
     });
     expect(output.trim()).toBe('true');
+  });
+});
+
+describe('the malloc arenas of an instance', () => {
+  const processIdentity = (dir: string) => ({
+    port: 8123,
+    databaseUri: 'postgres://x@127.0.0.1/x',
+    configFile: path.join(dir, 'graphx.json'),
+    repoRoot: dir,
+    controlPlaneUrl: 'http://127.0.0.1:9',
+    serviceToken: 'gxs_x',
+  });
+  let dir: string;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'graphx-arenas-'));
+    fs.writeFileSync(path.join(dir, 'graphx.json'), JSON.stringify({ graphs: { agent: './agent.js:graph' } }));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('are two for a process instance and in the runtime image, and a deployment secret of the same name wins', () => {
+    expect(instanceEnvironment(spec(), processIdentity(dir)).MALLOC_ARENA_MAX).toBe('2');
+    const withSecret = { ...spec(), secrets: [{ name: 'MALLOC_ARENA_MAX', value: '4' }] } as RevisionSpec;
+    expect(instanceEnvironment(withSecret, processIdentity(dir)).MALLOC_ARENA_MAX).toBe('4');
+    expect(runtimeDockerfile('localhost/base:1')).toMatch(/^ENV MALLOC_ARENA_MAX=2$/m);
   });
 });

@@ -12,6 +12,14 @@ export const APP_DIR = '/app';
 /** The port the image's agent server listens on unless `PORT` says otherwise. */
 export const RUNTIME_PORT = 8000;
 
+/**
+ * Environment the runtime image sets for every process in it (and the process runner gives an instance): glibc makes
+ * up to 8 × cores malloc arenas, one per thread that allocates (Node's libuv and V8 worker threads), and each keeps
+ * the pages it touched; two arenas are plenty for a server whose allocations happen on one thread (~2 MB less idle
+ * RSS, decisions.md "Two malloc arenas per runtime process"). A deployment secret of the same name wins.
+ */
+export const RUNTIME_PROCESS_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+
 /** Labels graphx puts on the images it builds. */
 export const IMAGE_LABELS = {
   deploymentId: 'graphx.deployment-id',
