@@ -60,6 +60,8 @@ describe('rolloutRevision on the local target (real processes, fake runtime scri
         'GRAPHX_SERVICE_TOKEN',
         'GRAPHX_TENANT_ID',
         'HOST',
+        // What the runtime image sets too (RUNTIME_PROCESS_ENV): two malloc arenas.
+        'MALLOC_ARENA_MAX',
         'NODE_OPTIONS',
         'OPENAI_API_KEY',
         'PATH',
