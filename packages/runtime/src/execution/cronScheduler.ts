@@ -90,15 +90,17 @@ export class CronScheduler {
   /** Fires the due crons; the time until the next one is due. */
   private async poll(): Promise<number> {
     try {
-      while (!this.closed && (await this.deps.crons.anyDue())) {
+      for (;;) {
+        const untilNext = await this.deps.crons.msUntilNextDue();
+        if (this.closed || untilNext === null || untilNext > 0) return untilNext ?? this.deps.sleepMs;
         const fired = await this.deps.crons.fireDue(
           BATCH,
           (cron) => this.fire(cron),
           (cron) => nextRunDate(cron.schedule, cron.timezone, cron.end_time, new Date(Math.max(Date.now(), cron.tick.getTime()))),
         );
-        if (fired < BATCH) break;
+        // Fewer than a batch: the rest of what is due is locked by another instance; look again after a short sleep.
+        if (fired < BATCH) return (await this.deps.crons.msUntilNextDue()) ?? this.deps.sleepMs;
       }
-      return (await this.deps.crons.msUntilNextDue()) ?? this.deps.sleepMs;
     } catch (error) {
       logger.warn({ err: error }, 'firing crons failed; will retry');
       return RETRY_MS;

@@ -174,12 +174,6 @@ export class CronStore {
     return result.rows[0].count as number;
   }
 
-  /** Whether any enabled cron is due (a cheap check before the scheduler opens a transaction). */
-  async anyDue(): Promise<boolean> {
-    const result = await this.pool.query('SELECT 1 FROM graphx_crons WHERE enabled AND next_run_date <= now() LIMIT 1');
-    return result.rowCount === 1;
-  }
-
   /** Milliseconds until the next enabled cron is due by the database's clock (≤ 0: due now); null when none is. */
   async msUntilNextDue(): Promise<number | null> {
     const result = await this.pool.query(
