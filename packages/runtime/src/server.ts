@@ -341,7 +341,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     })());
 
   const lost = new Promise<RuntimeLoss>((resolve) =>
-    python?.onUnexpectedExit((code, signal) => resolve(executorLoss(code, signal))),
+    python?.onUnexpectedExit((code, signal, killedFor) => resolve(executorLoss(code, signal, killedFor))),
   );
   return { url: `http://${options.host}:${port}`, port, stop, lost };
 }

@@ -63,6 +63,8 @@ export interface RunTuning {
   role: 'all' | 'api' | 'queue';
   /** The quiet window after which an idle instance gives its young generation back (idleMemory.ts); 0: never. */
   idleCollectMs: number;
+  /** How long a cancelled Python call may go unanswered before its executor is killed (python/executor.ts). */
+  pythonCancelGraceMs: number;
 }
 
 /** The Python Agent Server's default body limit (HTTP_MAX_REQUEST_BODY_BYTES, 300 MB), ours too. */
@@ -78,6 +80,7 @@ const tuningSchema = Joi.object({
   GRAPHX_RUNTIME_TTL_SWEEP_MS: Joi.number().integer().min(50).max(3_600_000).empty('').default(60_000),
   GRAPHX_RUNTIME_ROLE: Joi.string().valid('all', 'api', 'queue').empty('').default('all'),
   GRAPHX_RUNTIME_IDLE_COLLECT_MS: Joi.number().integer().min(0).max(3_600_000).empty('').default(10_000),
+  GRAPHX_RUNTIME_PYTHON_CANCEL_GRACE_MS: Joi.number().integer().min(100).max(3_600_000).empty('').default(30_000),
 }).unknown(true);
 
 /**
@@ -86,7 +89,9 @@ const tuningSchema = Joi.object({
  * public addresses; `private`: also private ranges; `any`: loopback too, for development) and
  * `GRAPHX_RUNTIME_CRON_POLL_MS` (the cron scheduler's longest sleep, default 60 s: it wakes when a cron is due or
  * changes), `GRAPHX_RUNTIME_TTL_SWEEP_MS` (default 60 s),
- * `GRAPHX_RUNTIME_IDLE_COLLECT_MS` (default 10 s; 0 turns the idle collection off), and the anchor's
+ * `GRAPHX_RUNTIME_IDLE_COLLECT_MS` (default 10 s; 0 turns the idle collection off),
+ * `GRAPHX_RUNTIME_PYTHON_CANCEL_GRACE_MS` (default 30 s: a cancelled Python call still unanswered by then means a stuck executor,
+ * which is killed), and the anchor's
  * `HTTP_MAX_REQUEST_BODY_BYTES` (default 300 MB).
  * @throws ConfigError for a value out of range.
  */
@@ -103,6 +108,7 @@ export function runTuningFromEnv(env: NodeJS.ProcessEnv = process.env): RunTunin
     ttlSweepMs: value.GRAPHX_RUNTIME_TTL_SWEEP_MS,
     role: value.GRAPHX_RUNTIME_ROLE,
     idleCollectMs: value.GRAPHX_RUNTIME_IDLE_COLLECT_MS,
+    pythonCancelGraceMs: value.GRAPHX_RUNTIME_PYTHON_CANCEL_GRACE_MS,
   };
 }
 

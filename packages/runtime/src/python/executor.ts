@@ -3,7 +3,10 @@
  * JSON-lines RPC with it over a socketpair inherited as its fd 3 (so no other process can connect, and the graph's
  * own prints on stdout/stderr stay app logs). Requests are multiplexed by id; a stream is `chunk` lines then the
  * answer; an aborted call sends `{cancel: id}` and still waits for the answer, so the graph has stopped (and its
- * checkpoint writes have landed) when the caller hears of it. The executor calls back for the long-term store.
+ * checkpoint writes have landed) when the caller hears of it. A cancelled call still unanswered after a grace period
+ * means an executor that cannot stop its graph (sync code blocking its event loop, a graph that swallows its
+ * cancellation): the executor is killed, and its server stops to be replaced, as when the kernel kills it. The
+ * executor calls back for the long-term store.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -53,16 +56,22 @@ interface Pending {
 
 export type ServerMethod = (params: Record<string, any>) => Promise<unknown>;
 
+/** `killedFor`: why this side killed the executor (null when something else ended it). */
+export type ExecutorLossListener = (code: number | null, signal: NodeJS.Signals | null, killedFor: string | null) => void;
+
 export class PythonExecutor {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private exited: Error | null = null;
-  private readonly lostListeners: Array<(code: number | null, signal: NodeJS.Signals | null) => void> = [];
+  private readonly lostListeners: Array<ExecutorLossListener> = [];
+  /** Why this side killed the executor, if it did. */
+  private killedFor: string | null = null;
 
   private constructor(
     private readonly child: ChildProcess,
     private readonly socket: Socket,
     private readonly serverMethods: Record<string, ServerMethod>,
+    private readonly cancelGraceMs: number,
   ) {
     // One JSON message per line. Not node:readline: it brings the REPL's line editing along (~3 MB resident).
     const lines = new LineAssembler((line) => this.onLine(line));
@@ -75,7 +84,7 @@ export class PythonExecutor {
       this.pending.clear();
       if (this.closing) return;
       logger.error({ code, signal }, 'the Python executor exited');
-      for (const listener of this.lostListeners) listener(code, signal);
+      for (const listener of this.lostListeners) listener(code, signal, this.killedFor);
     });
   }
 
@@ -93,6 +102,8 @@ export class PythonExecutor {
     /** Folders in front of the environment's site-packages (a built environment's local folders: pythonImportRoots). */
     importRoots?: string[];
     serverMethods: Record<string, ServerMethod>;
+    /** How long a cancelled call may stay unanswered before the executor is killed (default 30 s). */
+    cancelGraceMs?: number;
   }): PythonExecutor {
     const pythonPath = [EXECUTOR_PYTHONPATH, options.appDir, ...(options.importRoots ?? [])].join(path.delimiter);
     const child = spawn(options.python, ['-m', 'graphx_executor'], {
@@ -108,14 +119,14 @@ export class PythonExecutor {
       },
       stdio: ['ignore', 'inherit', 'inherit', 'pipe'],
     });
-    return new PythonExecutor(child, child.stdio[3] as Socket, options.serverMethods);
+    return new PythonExecutor(child, child.stdio[3] as Socket, options.serverMethods, options.cancelGraceMs ?? 30_000);
   }
 
   /**
    * Hears the executor end when nobody closed it (killed by the kernel's OOM killer, a crash): every later call of a
    * Python graph would fail while the server still answers /ok, so the server must go and be replaced.
    */
-  onUnexpectedExit(listener: (code: number | null, signal: NodeJS.Signals | null) => void): void {
+  onUnexpectedExit(listener: ExecutorLossListener): void {
     this.lostListeners.push(listener);
   }
 
@@ -163,9 +174,17 @@ export class PythonExecutor {
     if (this.exited) return Promise.reject(this.exited);
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
-      const onAbort = () => this.write({ cancel: id });
+      let stuck: NodeJS.Timeout | undefined;
+      const onAbort = () => {
+        this.write({ cancel: id });
+        stuck = setTimeout(() => this.killStuck(method), this.cancelGraceMs);
+        stuck.unref();
+      };
       options.signal?.addEventListener('abort', onAbort, { once: true });
-      const settle = () => options.signal?.removeEventListener('abort', onAbort);
+      const settle = () => {
+        clearTimeout(stuck);
+        options.signal?.removeEventListener('abort', onAbort);
+      };
       this.pending.set(id, {
         onChunk: options.onChunk,
         resolve: (result) => {
@@ -180,6 +199,16 @@ export class PythonExecutor {
       this.write({ id, method, params });
       if (options.signal?.aborted) onAbort();
     });
+  }
+
+  private killStuck(method: string): void {
+    if (this.exited || this.killedFor) return;
+    const seconds = Math.round(this.cancelGraceMs / 100) / 10;
+    this.killedFor =
+      `a cancelled ${method} call did not stop within ${seconds} s (sync code blocking the executor's event loop, or a ` +
+      'graph that ignores its cancellation)';
+    logger.error({ method, graceMs: this.cancelGraceMs }, `killing the Python executor: ${this.killedFor}`);
+    this.child.kill('SIGKILL');
   }
 
   /** A streaming call as an async iterable of its chunks (ends with the answer; a failure is thrown). */

@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { BaseStore, Operation } from '@langchain/langgraph-checkpoint';
 import { logger } from '@graphx/kit/logger';
 import type { AppConfig } from '../appConfig';
+import { runTuningFromEnv } from '../settings';
 import { PythonExecutor } from './executor';
 import { ensurePythonEnv } from './pythonEnv';
 import { pythonImportRoots } from './pythonRequirements';
@@ -40,6 +41,7 @@ export async function startPythonExecutor(appConfig: AppConfig, databaseUri: str
     appDir: appConfig.appDir,
     // A uv project's members are never installed: the environment names them, built here or by a build.
     importRoots: built || appConfig.python!.source ? pythonImportRoots(appConfig.python!, appConfig.appDir, python) : [],
+    cancelGraceMs: runTuningFromEnv().pythonCancelGraceMs,
     serverMethods: {
       'store.batch': async (params) => store.batch((params.ops as Array<Record<string, unknown>>).map(withoutNulls)),
     },

@@ -3,8 +3,11 @@
  * the executor, not the server) must not leave a server that answers /ok while every Python run fails, as it did:
  * the runtime stops and exits 137, as a killed process reports, so its runner (or the worker supervisor) starts a
  * replacement. The container runner's hostile-tenant test shows the replacement (containerTarget.test.ts, memory).
+ * An executor that cannot stop a cancelled run is killed by its server, with the same outcome.
  */
 import fs from 'node:fs';
+import { Client } from '@langchain/langgraph-sdk';
+import { waitFor } from '@graphx/kit/net/ports';
 import { createTestDatabase, startDevRuntime, type RuntimeProcess } from './support/runtimeHarness';
 
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -74,5 +77,30 @@ test('an executor that cannot read its socket ends with its server: a SIGKILLed 
   } finally {
     if (running(executor!)) process.kill(executor!, 'SIGKILL');
     await second.stop();
+  }
+});
+
+test("a cancelled run whose graph blocks the executor's event loop: the executor is killed after the grace period and the runtime stops, its log naming why", async () => {
+  // time.sleep in an async node: the executor's loop never gets the cancellation, and every other Python run of the
+  // instance waits behind it; without the grace period the cancelled run would hold its thread for as long.
+  const stuck = await startDevRuntime('runtime-stuck-py', database.url, { GRAPHX_RUNTIME_PYTHON_CANCEL_GRACE_MS: '1500' });
+  const [executor] = childrenOf(stuck.child.pid!);
+  try {
+    const client = new Client({ apiUrl: stuck.url, apiKey: null });
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, 'stuck', { input: { seconds: 600 } });
+    await waitFor('the run to start', async () => (await client.runs.get(thread.thread_id, run.run_id)).status === 'running');
+    const exited = new Promise<number | null>((resolve) => stuck.child.once('exit', (code) => resolve(code)));
+    const cancelledAt = Date.now();
+    await client.runs.cancel(thread.thread_id, run.run_id, false, 'interrupt');
+    expect(await exited).toBe(137);
+    expect(Date.now() - cancelledAt).toBeGreaterThanOrEqual(1500);
+    expect(stuck.output()).toMatch(
+      /the runtime killed its Python executor: a cancelled \S+ call did not stop within 1\.5 s \(sync code blocking the executor's event loop, or a graph that ignores its cancellation\); the runtime stops so that the instance is replaced/,
+    );
+    expect(running(executor!)).toBe(false);
+  } finally {
+    if (executor && running(executor)) process.kill(executor, 'SIGKILL');
+    await stuck.stop();
   }
 });
