@@ -78,6 +78,9 @@ export class PythonExecutor {
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => lines.push(chunk));
     socket.on('end', () => lines.end());
+    // A killed executor resets the socket when data it never read was waiting (a cancel, say): the exit says why, and
+    // an unheard 'error' would end this process before it can.
+    socket.on('error', (error) => logger.debug({ err: error }, "the Python executor's socket failed"));
     child.once('exit', (code, signal) => {
       this.exited = new Error(`the Python executor exited (${signal ?? `code ${code}`})`);
       for (const call of this.pending.values()) call.reject(this.exited);

@@ -83,7 +83,9 @@ test('an executor that cannot read its socket ends with its server: a SIGKILLed 
 test("a cancelled run whose graph blocks the executor's event loop: the executor is killed after the grace period and the runtime stops, its log naming why", async () => {
   // time.sleep in an async node: the executor's loop never gets the cancellation, and every other Python run of the
   // instance waits behind it; without the grace period the cancelled run would hold its thread for as long.
-  const stuck = await startDevRuntime('runtime-stuck-py', database.url, { GRAPHX_RUNTIME_PYTHON_CANCEL_GRACE_MS: '1500' });
+  // A database of its own: the run it leaves behind is never taken over by another test's instance.
+  const stuckDatabase = await createTestDatabase('pystuck');
+  const stuck = await startDevRuntime('runtime-stuck-py', stuckDatabase.url, { GRAPHX_RUNTIME_PYTHON_CANCEL_GRACE_MS: '1500' });
   const [executor] = childrenOf(stuck.child.pid!);
   try {
     const client = new Client({ apiUrl: stuck.url, apiKey: null });
@@ -102,5 +104,6 @@ test("a cancelled run whose graph blocks the executor's event loop: the executor
   } finally {
     if (executor && running(executor)) process.kill(executor, 'SIGKILL');
     await stuck.stop();
+    await stuckDatabase.drop();
   }
 });
