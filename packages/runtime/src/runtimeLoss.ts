@@ -13,21 +13,10 @@ export interface RuntimeLoss {
 /** What the executor's end means for the instance, in the words its app log shows. */
 export function executorLoss(code: number | null, signal: NodeJS.Signals | null, killedFor: string | null = null): RuntimeLoss {
   const exitCode = signal ? 128 + (os.constants.signals[signal] ?? 0) : code || 1;
-  if (killedFor) {
-    return {
-      reason: `the runtime killed its Python executor: ${killedFor}; the runtime stops so that the instance is replaced`,
-      exitCode,
-    };
-  }
-  if (signal) {
-    const cause = signal === 'SIGKILL' ? ': out of memory, unless someone killed it' : '';
-    return {
-      reason: `the Python executor was killed (${signal})${cause}; the runtime stops so that the instance is replaced`,
-      exitCode: 128 + (os.constants.signals[signal] ?? 0),
-    };
-  }
-  return {
-    reason: `the Python executor exited (code ${code}); the runtime stops so that the instance is replaced`,
-    exitCode: code || 1,
-  };
+  const what = killedFor
+    ? `the runtime killed its Python executor: ${killedFor}`
+    : signal
+      ? `the Python executor was killed (${signal})${signal === 'SIGKILL' ? ': out of memory, unless someone killed it' : ''}`
+      : `the Python executor exited (code ${code})`;
+  return { reason: `${what}; the runtime stops so that the instance is replaced`, exitCode };
 }
