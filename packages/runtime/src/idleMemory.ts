@@ -1,9 +1,10 @@
 /**
  * Gives the young generation back when the server has gone quiet. A container instance runs with 16 MB semi-spaces
  * (src/pipeline/runtimeEnv.ts: 20–45 % less CPU per run under load), and V8 keeps both semi-spaces committed, used or
- * not, for the life of the process: ~20 MB of an idle app's RSS on Node 22/24 (decisions.md "Idle RSS of a Python
- * app"). V8 only shrinks them in a "last resort" collection, which nothing triggers in a server that just waits; this
- * runs one after a busy spell is followed by a quiet one, and the semi-spaces grow back by themselves under load.
+ * not, after a start or light traffic: ~20 MB of an idle app's RSS on Node 22/24 (decisions.md "Idle RSS of a Python
+ * app"). V8 shrinks them in its memory reducer's collections, which only heavy traffic arms (idleMemory.test.ts saw it
+ * after a second of back-to-back runs), or in a "last resort" collection, which nothing triggers in a server that just
+ * waits; this runs one after a busy spell is followed by a quiet one, and the semi-spaces grow back under load.
  */
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import v8 from 'node:v8';

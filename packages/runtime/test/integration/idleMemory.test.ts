@@ -3,7 +3,7 @@
  * container gets, an app that has started and waits is resident in ~20 MB less (what `ps` shows) than the same app
  * without the collection; a busy instance is never collected. The app runs on the images' Node (DEFAULT_NODE_MAJOR, from
  * the npm registry as the base image takes it): Node 20's V8 shrinks an idle young generation by itself, 22 and 24's
- * do not, which is what this is for.
+ * do not after a start or light traffic, which is what this is for.
  * Both graph languages: a Python app's Node side is the same server.
  */
 import fs from 'node:fs';
