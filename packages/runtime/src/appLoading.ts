@@ -52,8 +52,11 @@ export async function loadApplication(
   appConfig: AppConfig,
   databaseUri: string,
   storage: Pick<RuntimeStorage, 'graphCheckpointer' | 'store'>,
+  tuning: { pythonCancelGraceMs: number },
 ): Promise<{ python: PythonExecutor | null; graphs: GraphRegistry; appAuth: AppAuth | null; customApp: CustomApp | null }> {
-  const python = appConfig.python ? await startPythonExecutor(appConfig, databaseUri, storage.store) : null;
+  const python = appConfig.python
+    ? await startPythonExecutor(appConfig, databaseUri, storage.store, tuning.pythonCancelGraceMs)
+    : null;
   try {
     const graphs = await GraphRegistry.load(
       appConfig.graphs,

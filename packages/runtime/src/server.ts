@@ -130,13 +130,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
 
   registerSdkLogger();
   // A graph, auth or app that does not load stops the start with the pools closed (else the process would linger).
-  const { python, graphs, appAuth, customApp } = await loadApplication(appConfig, options.databaseUri, storage).catch(
-    async (error: unknown) => {
-      await storage.stop().catch(() => undefined);
-      await pool.end().catch(() => undefined);
-      throw error;
-    },
-  );
+  const tuning = runTuningFromEnv();
+  const { python, graphs, appAuth, customApp } = await loadApplication(appConfig, options.databaseUri, storage, {
+    pythonCancelGraceMs: tuning.pythonCancelGraceMs,
+  }).catch(async (error: unknown) => {
+    await storage.stop().catch(() => undefined);
+    await pool.end().catch(() => undefined);
+    throw error;
+  });
   const controlPlane = options.controlPlane
     ? new ControlPlaneClient(options.controlPlane.url, options.controlPlane.serviceToken, options.controlPlane.socketPath ?? null)
     : null;
@@ -146,7 +147,6 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const assistants = new AssistantDirectory(graphs, assistantStore, appAuth);
   const threads = new ThreadStore(pool);
   const runs = new RunStore(pool);
-  const tuning = runTuningFromEnv();
   // Names this process as the owner of the thread leases it takes (readable in the table, unique per start).
   const instanceId = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
   const coordinator = new RunCoordinator(pool, options.databaseUri, new ThreadLeases(pool, instanceId, tuning.leaseMs));

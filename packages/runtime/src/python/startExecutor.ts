@@ -6,7 +6,6 @@ import path from 'node:path';
 import type { BaseStore, Operation } from '@langchain/langgraph-checkpoint';
 import { logger } from '@graphx/kit/logger';
 import type { AppConfig } from '../appConfig';
-import { runTuningFromEnv } from '../settings';
 import { PythonExecutor } from './executor';
 import { ensurePythonEnv } from './pythonEnv';
 import { pythonImportRoots } from './pythonRequirements';
@@ -25,7 +24,12 @@ export function pythonEnvsDir(appDir: string): string {
  * Starts the app's executor. GRAPHX_PYTHON (set by a runner whose BUILD made the environment) is used as is, the
  * running revision's local folders in front of its site-packages; otherwise the environment is built here.
  */
-export async function startPythonExecutor(appConfig: AppConfig, databaseUri: string, store: BaseStore): Promise<PythonExecutor> {
+export async function startPythonExecutor(
+  appConfig: AppConfig,
+  databaseUri: string,
+  store: BaseStore,
+  cancelGraceMs: number,
+): Promise<PythonExecutor> {
   const built = process.env.GRAPHX_PYTHON;
   const python =
     built ||
@@ -41,7 +45,7 @@ export async function startPythonExecutor(appConfig: AppConfig, databaseUri: str
     appDir: appConfig.appDir,
     // A uv project's members are never installed: the environment names them, built here or by a build.
     importRoots: built || appConfig.python!.source ? pythonImportRoots(appConfig.python!, appConfig.appDir, python) : [],
-    cancelGraceMs: runTuningFromEnv().pythonCancelGraceMs,
+    cancelGraceMs,
     serverMethods: {
       'store.batch': async (params) => store.batch((params.ops as Array<Record<string, unknown>>).map(withoutNulls)),
     },

@@ -9,6 +9,7 @@ import { InMemoryStore } from '@langchain/langgraph-checkpoint';
 import { loadAppConfig } from '../../src/appConfig';
 import type { PythonExecutor } from '../../src/python/executor';
 import { startPythonExecutor } from '../../src/python/startExecutor';
+import { runTuningFromEnv } from '../../src/settings';
 import { createTestDatabase, fixtureConfig, projectRoot, RUNTIME_START_MS } from './support/runtimeHarness';
 
 /** Rejects with a message naming what never answered, rather than letting jest's timeout speak. */
@@ -28,7 +29,12 @@ describe('the Python executor RPC', () => {
   beforeAll(async () => {
     process.env.GRAPHX_PYTHON_ENVS_DIR = path.join(projectRoot, '.test-data', 'python-envs');
     database = await createTestDatabase('pyrpc');
-    executor = await startPythonExecutor(loadAppConfig(fixtureConfig('runtime-echo-py')), database.url, new InMemoryStore());
+    executor = await startPythonExecutor(
+      loadAppConfig(fixtureConfig('runtime-echo-py')),
+      database.url,
+      new InMemoryStore(),
+      runTuningFromEnv({}).pythonCancelGraceMs,
+    );
     // The first answer also means the executor finished starting (its schema is in place).
     await within(executor.call('versions', {}), RUNTIME_START_MS, 'the executor starting');
   }, RUNTIME_START_MS + 10_000);
