@@ -88,15 +88,20 @@ function inputRequests(interrupts: unknown): Array<{ interrupt_id: string; paylo
     .map((item) => ({ interrupt_id: item.id as string, payload: item.value ?? null }));
 }
 
+/** The data of the root `lifecycle` event that ends a run with `outcome`. */
+export function rootLifecycleEnd(outcome: GraphRunOutcome, graphName: string): Record<string, unknown> {
+  if (outcome.status === 'error') return { event: 'failed', graph_name: graphName, error: outcome.error?.message ?? 'failed' };
+  return { event: outcome.status === 'interrupted' || outcome.interrupted ? 'interrupted' : 'completed', graph_name: graphName };
+}
+
 /**
- * Streams one run as protocol events (see the file's comment); fills `outcome` as graphStream.ts does. A failure is a
- * root `lifecycle` `failed` event with the error, never a throw.
+ * Streams one run as protocol events (see the file's comment), without the root lifecycle's; fills `outcome` as
+ * graphStream.ts does. A failure is noted in `outcome`, never thrown.
  */
 export async function* streamProtocol(
   graph: RunnableGraph,
   input: unknown,
   options: Record<string, unknown> & { signal: AbortSignal },
-  graphName: string,
   outcome: GraphRunOutcome,
 ): AsyncGenerator<StreamEvent> {
   const asked = new Set<string>();
@@ -108,7 +113,6 @@ export async function* streamProtocol(
       yield protocolEvent('input.requested', namespace, request);
     }
   };
-  yield protocolEvent('lifecycle', [], { event: 'running', graph_name: graphName });
   try {
     const events = (await graph.streamEvents(input, { ...options, version: 'v3' })) as AsyncIterable<Record<string, any>>;
     for await (const item of events) {
@@ -140,16 +144,13 @@ export async function* streamProtocol(
       }
     }
     outcome.status = outcome.interrupted ? 'interrupted' : 'success';
-    yield protocolEvent('lifecycle', [], { event: outcome.interrupted ? 'interrupted' : 'completed', graph_name: graphName });
   } catch (error) {
     if (options.signal.aborted) {
       outcome.status = 'interrupted';
-      yield protocolEvent('lifecycle', [], { event: 'interrupted', graph_name: graphName });
       return;
     }
     const failure = error as Error;
     outcome.status = 'error';
     outcome.error = { error: failure?.name || 'Error', message: failure?.message ?? String(error) };
-    yield protocolEvent('lifecycle', [], { event: 'failed', graph_name: graphName, error: outcome.error.message });
   }
 }

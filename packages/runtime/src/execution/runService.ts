@@ -20,11 +20,18 @@ import { claimThread, DEFAULT_MULTITASK_STRATEGY, type ClaimLimits } from './thr
 import { streamGraph, type GraphRunOutcome, type StreamEvent } from './graphStream';
 import { recordPayload } from '@graphx/contract/runRecord';
 import { toWireJson } from './serialize';
-import { protocolEvent, streamProtocol } from './protocolFrames';
+import { protocolEvent, rootLifecycleEnd, streamProtocol } from './protocolFrames';
+import { heldOpening } from './heldOpening';
 import { durabilityOf, graphConfigFor, RunHandedOverError, type PreparedRun, type RunRequest } from './runConfig';
 import { hasBreakpoints, pendingInterrupts, stoppedAtBreakpoint } from './runEnd';
 
 export type { PreparedRun, RunRequest } from './runConfig';
+
+/**
+ * How long a protocol run's opening events wait for the graph's first: long enough for a graph to produce it (a few
+ * ms: the checkpoint read, the input's values), short enough that a slow start still shows `running` at once.
+ */
+const OPENING_HOLD_MS = 50;
 export { durabilityOf, RunHandedOverError } from './runConfig';
 
 export class RunService {
@@ -153,58 +160,71 @@ export class RunService {
     };
   }
 
-  /** Streams the run: `metadata` first, then the graph's events; records the run when the stream ends in any way. */
+  /**
+   * Streams the run: `metadata` first, then the graph's events; records the run when the stream ends in any way. A
+   * protocol run's root lifecycle ends after that record (thread released, status written), as a legacy stream ends:
+   * a client that starts its next run on seeing `completed` finds the thread free. Its opening (`metadata`, lifecycle
+   * `running`) waits up to OPENING_HOLD_MS for the graph's first event, so that they are written (and sent) together.
+   */
   async *execute(prepared: PreparedRun, clientSignal: AbortSignal): AsyncGenerator<StreamEvent> {
     const { run, request } = prepared;
+    const graphName = prepared.graph.spec.graphId;
     const outcome: GraphRunOutcome = { status: 'error', finalValues: undefined, interrupted: false, error: null };
     // A thread run can also be stopped by another request (interrupt, rollback) or by losing its lease.
     const tracked = run.thread_id || prepared.background ? this.deps.coordinator.track(run.run_id, clientSignal) : null;
     const signal = tracked?.signal ?? clientSignal;
-    this.deps.metrics?.runStarted(prepared.graph.spec.graphId);
+    this.deps.metrics?.runStarted(graphName);
+    const metadata: StreamEvent = { event: 'metadata', data: { run_id: run.run_id, attempt: 1 } };
     try {
-      yield { event: 'metadata', data: { run_id: run.run_id, attempt: 1 } };
-      const graph = await prepared.graph.forRun(prepared.graphConfig, prepared.stateful);
-      const input = !request.command
-        ? (request.input ?? null)
-        : graph.command
-          ? graph.command(request.command)
-          : new (await this.deps.commandClass())(request.command);
-      const options = {
-        modes: request.stream_mode,
-        config: prepared.graphConfig,
-        signal,
-        subgraphs: Boolean(request.stream_subgraphs),
-        interruptBefore: request.interrupt_before ?? undefined,
-        interruptAfter: request.interrupt_after ?? undefined,
-        durability: durabilityOf(request),
-      };
       if (request.protocol) {
-        const protocolOptions = {
-          ...prepared.graphConfig,
-          signal,
-          ...(options.interruptBefore ? { interruptBefore: options.interruptBefore } : {}),
-          ...(options.interruptAfter ? { interruptAfter: options.interruptAfter } : {}),
-          ...(options.durability ? { durability: options.durability } : {}),
-        };
-        yield* streamProtocol(graph, input, protocolOptions, prepared.graph.spec.graphId, outcome);
+        const running = protocolEvent('lifecycle', [], { event: 'running', graph_name: graphName });
+        yield* heldOpening([metadata, running], this.graphEvents(prepared, signal, outcome), OPENING_HOLD_MS);
       } else {
-        yield* streamGraph(graph, input, { ...options, outputNeeded: this.outputNeeded(run, request) }, outcome);
+        yield metadata;
+        yield* this.graphEvents(prepared, signal, outcome);
       }
     } catch (error) {
       outcome.status = 'error';
       outcome.error = { error: (error as Error).name || 'Error', message: (error as Error).message };
-      yield request.protocol
-        ? protocolEvent('lifecycle', [], {
-            event: 'failed',
-            graph_name: prepared.graph.spec.graphId,
-            error: outcome.error.message,
-          })
-        : { event: 'error', data: outcome.error };
+      if (!request.protocol) yield { event: 'error', data: outcome.error };
     } finally {
       if (signal.aborted && outcome.status !== 'error') outcome.status = 'interrupted';
       tracked?.untrack();
-      this.deps.metrics?.runFinished(prepared.graph.spec.graphId, outcome.status, prepared.startedAt);
+      this.deps.metrics?.runFinished(graphName, outcome.status, prepared.startedAt);
       await this.finish(prepared, outcome, tracked?.reason() ?? null, clientSignal.reason instanceof RunHandedOverError);
+    }
+    if (request.protocol) yield protocolEvent('lifecycle', [], rootLifecycleEnd(outcome, graphName));
+  }
+
+  /** The graph's events of the run (after `metadata`); fills `outcome`. */
+  private async *graphEvents(prepared: PreparedRun, signal: AbortSignal, outcome: GraphRunOutcome): AsyncGenerator<StreamEvent> {
+    const { run, request } = prepared;
+    const graph = await prepared.graph.forRun(prepared.graphConfig, prepared.stateful);
+    const input = !request.command
+      ? (request.input ?? null)
+      : graph.command
+        ? graph.command(request.command)
+        : new (await this.deps.commandClass())(request.command);
+    const options = {
+      modes: request.stream_mode,
+      config: prepared.graphConfig,
+      signal,
+      subgraphs: Boolean(request.stream_subgraphs),
+      interruptBefore: request.interrupt_before ?? undefined,
+      interruptAfter: request.interrupt_after ?? undefined,
+      durability: durabilityOf(request),
+    };
+    if (request.protocol) {
+      const protocolOptions = {
+        ...prepared.graphConfig,
+        signal,
+        ...(options.interruptBefore ? { interruptBefore: options.interruptBefore } : {}),
+        ...(options.interruptAfter ? { interruptAfter: options.interruptAfter } : {}),
+        ...(options.durability ? { durability: options.durability } : {}),
+      };
+      yield* streamProtocol(graph, input, protocolOptions, outcome);
+    } else {
+      yield* streamGraph(graph, input, { ...options, outputNeeded: this.outputNeeded(run, request) }, outcome);
     }
   }
 
