@@ -104,6 +104,10 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
         });
       },
     );
+    // The root lifecycle ends once the run is over: when `completed` arrives, the thread is free and holds the answer.
+    const thread = (await (await fetch(`${instance(0).url}/threads/${threadId}`)).json()) as any;
+    expect(thread.status).toBe('idle');
+    expect(thread.values.messages).toHaveLength(2);
     expect(started).toEqual({
       status: 200,
       body: { type: 'success', id: 1, result: { run_id: expect.any(String) }, meta: { thread_id: threadId } },
