@@ -26,13 +26,13 @@ import { durabilityOf, graphConfigFor, RunHandedOverError, type PreparedRun, typ
 import { hasBreakpoints, pendingInterrupts, stoppedAtBreakpoint } from './runEnd';
 
 export type { PreparedRun, RunRequest } from './runConfig';
+export { durabilityOf, RunHandedOverError } from './runConfig';
 
 /**
  * How long a protocol run's opening events wait for the graph's first: long enough for a graph to produce it (a few
  * ms: the checkpoint read, the input's values), short enough that a slow start still shows `running` at once.
  */
 const OPENING_HOLD_MS = 50;
-export { durabilityOf, RunHandedOverError } from './runConfig';
 
 export class RunService {
   constructor(
