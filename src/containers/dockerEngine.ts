@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
 import { containerCreateOptions, containerInfoOf } from './dockerContainers';
-import { engineError, messageOf, statusOf } from './dockerErrors';
+import { engineError, isNoSuchContainer, messageOf, statusOf } from './dockerErrors';
 import { demultiplex, lastLogLines, timestampedLogLines } from './dockerLogs';
 import { LineAssembler } from '@graphx/kit/lineAssembler';
 import {
@@ -265,7 +265,7 @@ export class DockerEngine implements ContainerEngine {
     try {
       return containerInfoOf(await this.docker.getContainer(idOrName).inspect());
     } catch (error) {
-      if (statusOf(error) === 404) return null;
+      if (isNoSuchContainer(error)) return null;
       throw engineError(`inspect container ${idOrName}`, error);
     }
   }
@@ -284,7 +284,7 @@ export class DockerEngine implements ContainerEngine {
       await this.docker.getContainer(idOrName).stop({ t: graceSeconds });
     } catch (error) {
       // 304: already stopped; 404: gone.
-      if (statusOf(error) !== 304 && statusOf(error) !== 404) throw engineError(`stop ${idOrName}`, error);
+      if (statusOf(error) !== 304 && !isNoSuchContainer(error)) throw engineError(`stop ${idOrName}`, error);
     }
   }
 
@@ -292,7 +292,7 @@ export class DockerEngine implements ContainerEngine {
     try {
       await this.docker.getContainer(idOrName).remove({ force: true, v: true });
     } catch (error) {
-      if (statusOf(error) !== 404) throw engineError(`remove ${idOrName}`, error);
+      if (!isNoSuchContainer(error)) throw engineError(`remove ${idOrName}`, error);
     }
   }
 

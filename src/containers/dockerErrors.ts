@@ -10,6 +10,15 @@ export function statusOf(error: unknown): number | null {
   return typeof status === 'number' ? status : null;
 }
 
+/**
+ * Whether the engine said the container does not exist. Podman answers 404, except for a container removed while the
+ * request ran (listed, then gone before its inspect): then it answers 500 "… does not exist in database: no such
+ * container", which means the same.
+ */
+export function isNoSuchContainer(error: unknown): boolean {
+  return statusOf(error) === 404 || /no such container/i.test(messageOf(error));
+}
+
 /** The engine's message when it sent one, else the error's own. */
 export function messageOf(error: unknown): string {
   const json = (error as { json?: { message?: string } }).json;

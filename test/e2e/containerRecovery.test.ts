@@ -100,18 +100,23 @@ describeWithEngine(
     }
 
     it('redeploys an earlier revision as a new revision that runs the earlier revision’s image (not its moved branch) and serves it again', async () => {
+      // A branch of its own at v2's tip, which this test moves on (branch v2 stays, so a retry starts as the first try).
+      const branch = newName('v2-copy');
+      repo.git('branch', branch, 'v2');
       const created = await pipeline.api(
         'POST',
         '/v2/deployments',
-        codehostDeployment(newName('rollback'), repo.url, { repoRef: 'v2' }),
+        codehostDeployment(newName('rollback'), repo.url, { repoRef: branch }),
       );
       expect(created.status).toBe(201);
       const deploymentId: string = created.body.id;
       const v2 = await expectDeployed(deploymentId, created.body.latest_revision_id);
-      // Branch v2 moves on after that revision was built: a rollback must not pick the new commit up.
+      // The branch moves on after that revision was built: a rollback must not pick the new commit up.
+      repo.checkout(branch);
       const v2Graph = fs.readFileSync(path.join(repo.dir, 'src', 'graph.js'), 'utf8');
-      repo.checkout('v2');
-      repo.commit('v2 moves on', { 'src/graph.js': v2Graph.replace('`echo: ${', '`moved: ${') });
+      const movedGraph = v2Graph.replace('`v2: ${', '`moved: ${');
+      expect(movedGraph).not.toBe(v2Graph);
+      repo.commit('v2 moves on', { 'src/graph.js': movedGraph });
       repo.checkout('main');
       const patched = await pipeline.api('PATCH', `/v2/deployments/${deploymentId}`, {
         source_revision_config: { repo_ref: 'main' },

@@ -283,12 +283,17 @@ describe('deployments from a git repository to a running app', () => {
   });
 
   it('redeploys an older revision as a new revision with the older configuration and commit (not its branch’s new tip), and serves it', async () => {
-    const deployment = await deployAndWait(codehostDeployment(newName('rollback'), repo.url, { repoRef: 'v2' }));
+    // A branch of its own at v2's tip, which this test moves on (branch v2 stays, so a retry starts as the first try).
+    const branch = newName('v2-copy');
+    repo.git('branch', branch, 'v2');
+    const deployment = await deployAndWait(codehostDeployment(newName('rollback'), repo.url, { repoRef: branch }));
     const v2Revision = deployment.active_revision_id;
-    // Branch v2 moves on after that revision was built: the rollback must run the commit it ran, not the new tip.
-    repo.checkout('v2');
+    // The branch moves on after that revision was built: the rollback must run the commit it ran, not the new tip.
+    repo.checkout(branch);
     const v2Graph = fs.readFileSync(path.join(repo.dir, 'src', 'graph.js'), 'utf8');
-    repo.commit('v2 moves on', { 'src/graph.js': v2Graph.replace('`v2: ${', '`moved: ${') });
+    const movedGraph = v2Graph.replace('`v2: ${', '`moved: ${');
+    expect(movedGraph).not.toBe(v2Graph);
+    repo.commit('v2 moves on', { 'src/graph.js': movedGraph });
     repo.checkout('main');
     const patched = await pipeline.api('PATCH', `/v2/deployments/${deployment.id}`, {
       source_revision_config: { repo_ref: 'main' },
@@ -302,7 +307,7 @@ describe('deployments from a git repository to a running app', () => {
     expect(redeployed.status).toBe(200);
     const rollbackRevision = redeployed.body.latest_revision_id;
     expect(rollbackRevision).not.toBe(v2Revision);
-    expect(redeployed.body.source_revision_config.repo_ref).toBe('v2');
+    expect(redeployed.body.source_revision_config.repo_ref).toBe(branch);
     await pipeline.waitForRevision(deployment.id, rollbackRevision, settled);
     const rollback = await revisionOf(deployment.id, rollbackRevision);
     expect(rollback.status).toBe('DEPLOYED');
@@ -312,10 +317,6 @@ describe('deployments from a git repository to a running app', () => {
     expect((await streamRun(deployment.url, 'y')).find((event) => event.event === 'updates')?.data).toEqual({
       respond: { echo: 'v2: y' },
     });
-    // Later tests expect v2 to answer with v2: again.
-    repo.checkout('v2');
-    repo.commit('v2 answers with v2: again', { 'src/graph.js': v2Graph });
-    repo.checkout('main');
   });
 
   it('gives two tenants’ deployments of the same name different gateway URLs, each serving its own app', async () => {

@@ -15,7 +15,7 @@ export interface GitRepo {
   url: string;
   /** Writes (string) or deletes (null) files, commits them on the current branch; returns the new commit's sha. */
   commit: (message: string, files: Record<string, string | null>) => string;
-  /** Creates a branch at the current commit (and switches to it when `checkout`). */
+  /** Creates a branch at the current commit, or moves an existing one there (and switches to it when `checkout`). */
   branch: (name: string, checkout?: boolean) => void;
   /** Switches to an existing branch. */
   checkout: (name: string) => void;
@@ -74,8 +74,9 @@ export function createGitRepo(fixtureDir: string | null, parentDir: string = tes
       return repo.head();
     },
     branch: (name, checkout = false) => {
-      git('branch', name);
-      if (checkout) git('checkout', '-q', name);
+      // -f/-B: a retried test finds the branch its first attempt made, and starts it again from the same commit.
+      if (checkout) git('checkout', '-q', '-B', name);
+      else git('branch', '-f', name);
     },
     checkout: (name) => {
       git('checkout', '-q', name);
