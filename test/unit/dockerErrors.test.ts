@@ -23,7 +23,9 @@ describe('isNoSuchContainer', () => {
   it('keeps every other failure a failure', () => {
     expect(isNoSuchContainer(dockerodeError(500, 'database is locked'))).toBe(false);
     expect(isNoSuchContainer(dockerodeError(409, 'container is running'))).toBe(false);
-    expect(isNoSuchContainer(Object.assign(new Error('connect ECONNREFUSED /run/podman.sock'), { code: 'ECONNREFUSED' }))).toBe(false);
+    expect(isNoSuchContainer(Object.assign(new Error('connect ECONNREFUSED /run/podman.sock'), { code: 'ECONNREFUSED' }))).toBe(
+      false,
+    );
   });
 
   it('engineError keeps the engine’s own message and status', () => {
