@@ -283,7 +283,7 @@ export class DockerEngine implements ContainerEngine {
     try {
       await this.docker.getContainer(idOrName).stop({ t: graceSeconds });
     } catch (error) {
-      // 304: already stopped; 404: gone.
+      // 304: already stopped; isNoSuchContainer: gone.
       if (statusOf(error) !== 304 && !isNoSuchContainer(error)) throw engineError(`stop ${idOrName}`, error);
     }
   }

@@ -28,7 +28,7 @@ describe('isNoSuchContainer', () => {
     );
   });
 
-  it('engineError keeps the engine’s own message and status', () => {
+  it('engineError keeps the engine’s own message', () => {
     const error = engineError('inspect container abc', dockerodeError(500, 'database is locked'));
     expect(error.message).toBe('inspect container abc: database is locked');
   });
