@@ -80,35 +80,55 @@ export async function benchRuntime(): Promise<void> {
   const admin = new PgClient({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE "${databaseName}"`);
-  const servers: Server[] = [];
+  const running: Server[] = [];
   try {
     // One runtime process, then two behind the same port (GRAPHX_RUNTIME_WORKERS): a run's CPU is mostly the graph
-    // library's, so runs/s beyond one core needs a second process.
+    // library's, so runs/s beyond one core needs a second process. Each server runs alone while it is measured (started
+    // just before, stopped just after): an idle competitor still uses CPU (the peer's queue workers and file watcher
+    // 10-56 ms per second here), which a machine of two cores takes from the server being measured.
     const databaseUri = adminUrl.replace(/\/[^/]*$/, `/${databaseName}`);
-    for (const workers of [1, 2]) {
-      const ourPort = await findFreePort();
-      const args = [path.join(ROOT, 'bin', 'graphx.js'), 'dev', '--config', APP_CONFIG, '--port', String(ourPort)];
+    let template = '';
+    const ours = (workers: number) => async () => {
+      const port = await findFreePort();
+      const args = [path.join(ROOT, 'bin', 'graphx.js'), 'dev', '--config', APP_CONFIG, '--port', String(port)];
       const env = { DATABASE_URI: databaseUri, GRAPHX_LOG_LEVEL: 'warn', GRAPHX_RUNTIME_WORKERS: String(workers) };
-      servers.push(await startProcess(`graphx dev, ${workers} proc`, process.execPath, args, env, ourPort));
-    }
-    const ourPort = servers[0]!.port;
-    const template = (await recordBareBytes(ourPort)).replace(
-      /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/,
-      'RUN_ID',
-    );
-    const barePort = await findFreePort();
-    servers.push(
-      await startProcess('bare node http', process.execPath, ['-e', BARE_SERVER, String(barePort), template], {}, barePort),
-    );
-    const peer = await peerServer({ agent: `${path.join(path.dirname(APP_CONFIG), 'src', 'graph.ts')}:graph` }, 'bench-peer');
-    if (typeof peer === 'string') console.log(`peer (langgraphjs dev): ${peer}; benching the rest`);
-    else servers.splice(2, 0, peer);
+      const server = await startProcess(`graphx dev, ${workers} proc`, process.execPath, args, env, port);
+      // The bare server writes the bytes ours wrote for one run.
+      template ||= (await recordBareBytes(port)).replace(
+        /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/,
+        'RUN_ID',
+      );
+      return server;
+    };
+    const starters: Array<[string, () => Promise<Server | string>]> = [
+      ['graphx dev, 1 proc', ours(1)],
+      ['graphx dev, 2 proc', ours(2)],
+      [
+        'langgraphjs dev',
+        () => peerServer({ agent: `${path.join(path.dirname(APP_CONFIG), 'src', 'graph.ts')}:graph` }, 'bench-peer'),
+      ],
+      [
+        'bare node http',
+        async () => {
+          const port = await findFreePort();
+          return startProcess('bare node http', process.execPath, ['-e', BARE_SERVER, String(port), template], {}, port);
+        },
+      ],
+    ];
 
-    console.log(`\nthreadless /runs/stream, updates mode, ${SECONDS_PER_POINT} s per point`);
+    console.log(`\nthreadless /runs/stream, updates mode, ${SECONDS_PER_POINT} s per point, each server alone`);
     console.log('server                   clients   runs/s   p50 first byte ms   p50 whole run ms   server CPU ms/run');
     const runsPerSecond = new Map<string, number>();
     const cpuPerRun = new Map<string, number>();
-    for (const server of servers) {
+    const names: string[] = [];
+    for (const [name, start] of starters) {
+      const server = await start();
+      if (typeof server === 'string') {
+        console.log(`${name}: ${server}; benching the rest`);
+        continue;
+      }
+      running.push(server);
+      names.push(server.name);
       for (const clients of CONCURRENCY) {
         const result = await measure(server, clients);
         runsPerSecond.set(`${server.name} ${clients}`, result.runsPerSecond);
@@ -117,30 +137,29 @@ export async function benchRuntime(): Promise<void> {
           `${server.name.padEnd(24)} ${String(clients).padStart(7)} ${result.runsPerSecond.toFixed(1).padStart(8)} ${result.firstByteP50.toFixed(2).padStart(19)} ${result.totalP50.toFixed(2).padStart(18)} ${result.cpuPerRun.toFixed(2).padStart(19)}`,
         );
       }
+      await running.pop()!.stop();
     }
     // The issue's target, from this one run: graphx (one process) against the peer at each concurrency.
-    const peerName = servers.find((server) => server.name.startsWith('langgraphjs'))?.name;
+    const peerName = names.find((name) => name.startsWith('langgraphjs'));
     if (peerName) {
       const ratios = CONCURRENCY.map((clients) => {
-        const ratio =
-          (runsPerSecond.get(`${servers[0]!.name} ${clients}`) ?? NaN) / (runsPerSecond.get(`${peerName} ${clients}`) ?? NaN);
+        const ratio = (runsPerSecond.get(`${names[0]} ${clients}`) ?? NaN) / (runsPerSecond.get(`${peerName} ${clients}`) ?? NaN);
         return `${clients} clients ${ratio.toFixed(1)}x`;
       });
-      console.log(`\nruns/s of ${servers[0]!.name} over ${peerName}: ${ratios.join(', ')} (target: >= 10x at 8 and 32)`);
+      console.log(`\nruns/s of ${names[0]} over ${peerName}: ${ratios.join(', ')} (target: >= 10x at 8 and 32)`);
     }
-    const cpu = CONCURRENCY.map((clients) => `${clients} clients ${cpuPerRun.get(`${servers[0]!.name} ${clients}`)?.toFixed(2)}`);
-    console.log(`server CPU ms per run of ${servers[0]!.name}: ${cpu.join(', ')} (target: <= 2 ms under load)`);
+    const cpu = CONCURRENCY.map((clients) => `${clients} clients ${cpuPerRun.get(`${names[0]} ${clients}`)?.toFixed(2)}`);
+    console.log(`server CPU ms per run of ${names[0]}: ${cpu.join(', ')} (target: <= 2 ms under load)`);
     const persisted = new PgClient({ connectionString: databaseUri });
     await persisted.connect();
     const count = (await persisted.query('SELECT count(*)::int AS count FROM graphx_runs')).rows[0].count;
     await persisted.end();
     console.log(`\nrun records persisted by graphx: ${count}`);
-    for (const server of servers.splice(0)) await server.stop();
     await benchRuntimeProtocol(databaseUri);
     await benchRuntimeBackground(databaseUri);
     await benchRuntimeMemory(databaseUri);
   } finally {
-    for (const server of servers) await server.stop();
+    for (const server of running) await server.stop();
     await admin.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);
     await admin.end();
   }
