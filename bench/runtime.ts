@@ -13,6 +13,7 @@ import { findFreePort } from '@graphx/kit/net/ports';
 import { benchRuntimeMemory } from './runtimeMemory';
 import { benchRuntimeBackground } from './runtimeBackground';
 import { benchRuntimeProtocol } from './runtimeProtocol';
+import { libraryAlone, type LibraryAlonePoint } from './runtimeLibraryAlone';
 import { BODY, oneRun, peerServer, ROOT, startProcess, treeCpuMs, type Server } from './runtimeProcess';
 
 const APP_CONFIG = path.join(ROOT, 'test', 'fixtures', 'apps', 'runtime-echo', 'graphx.json');
@@ -72,6 +73,24 @@ http.createServer((req, res) => {
   });
 }).listen(port, '127.0.0.1');
 `;
+
+/** The graph's own cost in a process of its own (runtimeLibraryAlone.ts), and how much graphx adds to it. */
+async function printLibraryAlone(cpuPerRun: Map<string, number>, ours: string | undefined): Promise<void> {
+  const graphFile = path.join(path.dirname(APP_CONFIG), 'src', 'graph.ts');
+  const points = await libraryAlone(graphFile, SECONDS_PER_POINT, CONCURRENCY);
+  if (typeof points === 'string') {
+    console.log(`library alone: could not run (${points})`);
+    return;
+  }
+  const line = (format: (point: LibraryAlonePoint) => string) =>
+    points.map((point) => `${point.clients} clients ${format(point)}`).join(', ');
+  console.log(
+    `library alone (graph.stream in one process, no HTTP, no database), runs/s: ${line((p) => p.runsPerSecond.toFixed(1))}`,
+  );
+  console.log(`library alone, CPU ms per run: ${line((p) => p.cpuPerRun.toFixed(2))}`);
+  const added = (point: LibraryAlonePoint) => ((cpuPerRun.get(`${ours} ${point.clients}`) ?? NaN) - point.cpuPerRun).toFixed(2);
+  console.log(`server CPU ms per run of ${ours} above the library alone: ${line(added)}`);
+}
 
 /** Runs the benchmark and prints one line per server and concurrency. */
 export async function benchRuntime(): Promise<void> {
@@ -150,6 +169,7 @@ export async function benchRuntime(): Promise<void> {
     }
     const cpu = CONCURRENCY.map((clients) => `${clients} clients ${cpuPerRun.get(`${names[0]} ${clients}`)?.toFixed(2)}`);
     console.log(`server CPU ms per run of ${names[0]}: ${cpu.join(', ')} (target: <= 2 ms under load)`);
+    await printLibraryAlone(cpuPerRun, names[0]);
     const persisted = new PgClient({ connectionString: databaseUri });
     await persisted.connect();
     const count = (await persisted.query('SELECT count(*)::int AS count FROM graphx_runs')).rows[0].count;

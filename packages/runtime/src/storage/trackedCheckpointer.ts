@@ -8,6 +8,7 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import type * as CheckpointPostgres from '@langchain/langgraph-checkpoint-postgres';
 import type { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import type { Pool } from 'pg';
+import { checkpointStatement, writesStatement } from './checkpointStatements';
 
 /** A PostgresSaver that knows its writes in flight. */
 export interface TrackedPostgresSaver extends PostgresSaver {
@@ -50,16 +51,41 @@ function trackedClass(Saver: typeof PostgresSaver) {
       return Math.max((current ?? 0) + 1, Date.now() * 1000 + this.versionSequence);
     }
 
+    constructor(private readonly writePool: Pool) {
+      super(writePool);
+    }
+
     override put(...args: Parameters<PostgresSaver['put']>): ReturnType<PostgresSaver['put']> {
       // As the anchor: a checkpoint carries its run's metadata (run ids and the client's run metadata), so history
       // can be filtered by it; the loop's own keys (source, step, parents) win.
       const [config, checkpoint, metadata, newVersions] = args;
       const merged = { ...(config.metadata ?? {}), ...metadata } as typeof metadata;
-      return this.track(config, super.put(config, checkpoint, merged, newVersions));
+      return this.track(config, this.putInOneStatement(config, checkpoint, merged, newVersions));
     }
 
     override putWrites(...args: Parameters<PostgresSaver['putWrites']>): ReturnType<PostgresSaver['putWrites']> {
-      return this.track(args[0], super.putWrites(...args));
+      return this.track(args[0], this.putWritesInOneStatement(...args));
+    }
+
+    /** The library's `put`, its rows written by one statement (checkpointStatements.ts). */
+    private async putInOneStatement(...[config, checkpoint, metadata, newVersions]: Parameters<PostgresSaver['put']>) {
+      if (config.configurable === undefined) throw new Error(`Missing "configurable" field in "config" param`);
+      const { thread_id: threadId, checkpoint_ns: namespace = '', checkpoint_id: parentId } = config.configurable;
+      const [blobs, storedMetadata] = await Promise.all([
+        this._dumpBlobs(threadId, namespace, checkpoint.channel_values, newVersions),
+        this._dumpMetadata(metadata),
+      ]);
+      const row = [threadId, namespace, checkpoint.id, parentId, this._dumpCheckpoint(checkpoint), storedMetadata];
+      const { text, values } = checkpointStatement(row, blobs);
+      await this.writePool.query(text, values);
+      return { configurable: { thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: checkpoint.id } };
+    }
+
+    /** The library's `putWrites`, its rows written by one statement (checkpointStatements.ts). */
+    private async putWritesInOneStatement(...[config, writes, taskId]: Parameters<PostgresSaver['putWrites']>) {
+      const { thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: checkpointId } = config.configurable ?? {};
+      const statement = writesStatement(await this._dumpWrites(threadId, namespace, checkpointId, taskId, writes));
+      if (statement) await this.writePool.query(statement.text, statement.values);
     }
 
     /** Resolves once no write for `threadId` is in flight (writes started meanwhile are waited for too). */
