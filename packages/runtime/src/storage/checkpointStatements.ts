@@ -14,6 +14,13 @@ const TABLES = {
   writes: '"public".checkpoint_writes',
 };
 
+/**
+ * A statement carries at most 65535 parameters (the protocol's 16-bit count): beyond these many rows the saver
+ * falls back to the library's statement per row (a fan-out of thousands of `Send`s is the realistic case).
+ */
+export const MAX_BLOB_ROWS = Math.floor((65535 - 6) / 6);
+export const MAX_WRITE_ROWS = Math.floor(65535 / 8);
+
 export type BlobRow = [string, string, string, string, string, Uint8Array | undefined];
 export type WriteRow = [string, string, string, string, number, string, string, Uint8Array];
 

@@ -8,7 +8,7 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import type * as CheckpointPostgres from '@langchain/langgraph-checkpoint-postgres';
 import type { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import type { Pool } from 'pg';
-import { checkpointStatement, writesStatement } from './checkpointStatements';
+import { checkpointStatement, MAX_BLOB_ROWS, MAX_WRITE_ROWS, writesStatement } from './checkpointStatements';
 
 /** A PostgresSaver that knows its writes in flight. */
 export interface TrackedPostgresSaver extends PostgresSaver {
@@ -70,6 +70,7 @@ function trackedClass(Saver: typeof PostgresSaver) {
     /** The library's `put`, its rows written by one statement (checkpointStatements.ts). */
     private async putInOneStatement(...[config, checkpoint, metadata, newVersions]: Parameters<PostgresSaver['put']>) {
       if (config.configurable === undefined) throw new Error(`Missing "configurable" field in "config" param`);
+      if (Object.keys(newVersions).length > MAX_BLOB_ROWS) return super.put(config, checkpoint, metadata, newVersions);
       const { thread_id: threadId, checkpoint_ns: namespace = '', checkpoint_id: parentId } = config.configurable;
       const [blobs, storedMetadata] = await Promise.all([
         this._dumpBlobs(threadId, namespace, checkpoint.channel_values, newVersions),
@@ -83,6 +84,7 @@ function trackedClass(Saver: typeof PostgresSaver) {
 
     /** The library's `putWrites`, its rows written by one statement (checkpointStatements.ts). */
     private async putWritesInOneStatement(...[config, writes, taskId]: Parameters<PostgresSaver['putWrites']>) {
+      if (writes.length > MAX_WRITE_ROWS) return super.putWrites(config, writes, taskId);
       const { thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: checkpointId } = config.configurable ?? {};
       const statement = writesStatement(await this._dumpWrites(threadId, namespace, checkpointId, taskId, writes));
       if (statement) await this.writePool.query(statement.text, statement.values);

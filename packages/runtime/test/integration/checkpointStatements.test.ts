@@ -135,3 +135,15 @@ test('one statement per checkpoint and per write batch leaves the rows the libra
   expect(fromGraphx?.pendingWrites).toContainEqual(['task-c', '__error__', 'one']);
   expect(fromGraphx?.pendingWrites).toContainEqual(['task-c', 'count', 3]);
 });
+
+test('a batch of writes too large for one statement is written as the library writes it', async () => {
+  const graphx = await createTrackedPostgresSaver(pools[1]!, 'commonjs');
+  const config = { configurable: { thread_id: 't2', checkpoint_ns: '', checkpoint_id: '1ef0000000000003' } };
+  // 9000 writes × 8 parameters is more than one statement may carry (65535).
+  const writes = Array.from({ length: 9000 }, (_, index) => ['fanout', { index }] as [string, unknown]);
+  await graphx.putWrites(config, writes, 'task-wide');
+  const stored = await pools[1]!.query(
+    "SELECT count(*)::int AS n, max(idx) AS last FROM checkpoint_writes WHERE thread_id = 't2'",
+  );
+  expect(stored.rows[0]).toEqual({ n: 9000, last: 8999 });
+});
