@@ -14,6 +14,8 @@ const FLUSH_LINES = 200;
 const MAX_LINE = 4000;
 /** Flushes a batch of log lines may fail (one a second) before it is dropped. */
 const FLUSH_TRIES = 10;
+/** Pauses between the last tries of the step's remaining lines at close. */
+const CLOSE_RETRY_DELAYS_MS = [250, 500, 1000, 2000, 4000];
 
 export interface HeartbeatDetails {
   phase: string;
@@ -142,14 +144,24 @@ export class StepProgress {
     return this.flushing;
   }
 
-  /** Stops heartbeating and writes what is left. */
-  async close(): Promise<void> {
+  /**
+   * Stops heartbeating and writes what is left. A refused last batch is tried again with growing pauses (~8 s in all:
+   * a database restarting at the step's end loses nothing); lines still refused after that are dropped with a
+   * warning naming how many, never silently.
+   */
+  async close(retryDelaysMs: readonly number[] = CLOSE_RETRY_DELAYS_MS): Promise<void> {
     clearInterval(this.timer);
     await this.flush();
-    // A refused last batch gets two more chances a little later before the step ends.
-    for (let attempt = 0; attempt < 2 && this.pending.length > 0; attempt += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 500));
+    for (const delay of retryDelaysMs) {
+      if (this.pending.length === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, delay));
       await this.flush();
     }
+    if (this.pending.length === 0) return;
+    logger.warn(
+      { revisionId: this.revisionId, lines: this.pending.length, dropped: true },
+      'could not write revision log lines before the step ended; dropped them',
+    );
+    this.pending = [];
   }
 }

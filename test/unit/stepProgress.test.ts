@@ -6,6 +6,7 @@
  */
 import type { Db } from '../../src/db/knex';
 import { StepProgress } from '../../activities/support/progress';
+import { logger } from '@graphx/kit/logger';
 
 function flakyDb(failures: number) {
   const written: string[] = [];
@@ -42,5 +43,31 @@ describe('StepProgress (revision log lines)', () => {
     progress.line('kept');
     await progress.close();
     expect(written).toEqual(['kept']);
+  });
+
+  it('keeps trying the last lines at close while the database comes back (a restart of a few seconds)', async () => {
+    const { db, written } = flakyDb(5);
+    const progress = new StepProgress(db, 'revision-3');
+    progress.line('Applied 4 objects to namespace graphx-demo');
+    progress.line('Serving at http://127.0.0.1:8080');
+    await progress.close([10, 10, 10, 10, 10]);
+    expect(written).toEqual(['Applied 4 objects to namespace graphx-demo', 'Serving at http://127.0.0.1:8080']);
+  });
+
+  it('says how many lines it dropped when the database stays away past the close', async () => {
+    const { db, written } = flakyDb(Number.POSITIVE_INFINITY);
+    const warn = jest.spyOn(logger, 'warn');
+    try {
+      const progress = new StepProgress(db, 'revision-4');
+      progress.line('Pushed image 127.0.0.1:5000/demo@sha256:00');
+      progress.line('Serving at http://127.0.0.1:8080');
+      await progress.close([10, 10]);
+      expect(written).toEqual([]);
+      const dropped = warn.mock.calls.filter(([fields]) => (fields as { dropped?: boolean }).dropped === true);
+      expect(dropped).toHaveLength(1);
+      expect(dropped[0]![0]).toMatchObject({ revisionId: 'revision-4', lines: 2 });
+    } finally {
+      warn.mockRestore();
+    }
   });
 });
