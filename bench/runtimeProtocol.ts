@@ -1,9 +1,14 @@
 /**
- * Protocol-v2 runs beside legacy streams for the same run: each client loop takes a new thread and runs the echo graph
- * on it once, either (a) legacy: `POST /threads/{id}/runs/stream` (`if_not_exists: create`, updates mode) read to
- * its end, or (b) protocol v2: `POST /threads/{id}/stream/events` (values, updates, messages, lifecycle) opened, then
- * `run.start` on `POST /threads/{id}/commands`, read until the root lifecycle ends the run. 1, 8 and 32 clients
- * against `graphx dev` (one process). Prints runs/s, p50 whole run and server CPU per run; asserts nothing.
+ * Protocol-v2 runs beside legacy streams for the same run, in two shapes:
+ * - a new thread per run: each client loop takes a new thread and runs the echo graph on it once, either (a) legacy:
+ *   `POST /threads/{id}/runs/stream` (`if_not_exists: create`) read to its end, or (b) protocol v2:
+ *   `POST /threads/{id}/stream/events` (values, updates, messages, lifecycle) opened, then `run.start` on
+ *   `POST /threads/{id}/commands`, read until the root lifecycle ends the run;
+ * - a conversation (how the new `useStream` works): each client keeps one thread and runs on it turn after turn;
+ *   legacy makes one `runs/stream` request per turn, protocol v2 opens the thread's event stream once and sends one
+ *   `run.start` per turn, waiting for that run's root lifecycle end on the open stream.
+ * 1, 8 and 32 clients against `graphx dev` (one process). Prints runs/s, p50 whole run and server CPU per run; asserts
+ * nothing.
  */
 import crypto from 'node:crypto';
 import http from 'node:http';
@@ -25,6 +30,8 @@ function request(
   body: unknown,
   onData?: (text: string) => boolean,
   onHeaders?: () => void,
+  /** `onData` gets each chunk rather than everything so far (a long-lived stream). */
+  chunked = false,
 ) {
   return new Promise<void>((resolve, reject) => {
     const text = JSON.stringify(body);
@@ -42,7 +49,7 @@ function request(
         onHeaders?.();
         let seen = '';
         response.on('data', (chunk: Buffer) => {
-          seen += chunk.toString();
+          seen = chunked ? chunk.toString() : seen + chunk.toString();
           if (onData?.(seen)) {
             response.destroy();
             resolve();
@@ -50,6 +57,7 @@ function request(
         });
         response.on('end', () => resolve());
         response.on('error', () => resolve());
+        response.on('close', () => resolve());
       },
     );
     req.on('error', reject);
@@ -92,24 +100,88 @@ async function protocolRun(agent: http.Agent, streams: http.Agent, port: number)
   await ended;
 }
 
-async function measure(server: Server, clients: number, kind: 'legacy' | 'legacy-same' | 'protocol') {
+/** One client's conversation: a thread whose event stream stays open; `turn()` runs once and waits for its end. */
+async function openConversation(agent: http.Agent, streams: http.Agent, port: number) {
+  const threadId = crypto.randomUUID();
+  let waiting: (() => void) | null = null;
+  let opened!: () => void;
+  const ready = new Promise<void>((resolve) => (opened = resolve));
+  let buffer = '';
+  const closed = request(
+    streams,
+    port,
+    `/threads/${threadId}/stream/events`,
+    { channels: ['values', 'updates', 'messages', 'lifecycle'] },
+    (chunk) => {
+      // Whole SSE events only; the root lifecycle's end finishes the turn waiting for it.
+      buffer += chunk;
+      const events = buffer.split('\n\n');
+      buffer = events.pop() ?? '';
+      for (const event of events) {
+        if (ROOT_END.test(event)) {
+          const done = waiting;
+          waiting = null;
+          done?.();
+        }
+      }
+      return false;
+    },
+    opened,
+    true,
+  );
+  await ready;
+  return {
+    async turn() {
+      const ended = new Promise<void>((resolve) => (waiting = resolve));
+      await request(agent, port, `/threads/${threadId}/commands`, {
+        id: 1,
+        method: 'run.start',
+        params: { assistant_id: 'agent', input },
+      });
+      await ended;
+    },
+    closed,
+  };
+}
+
+type Kind = 'legacy' | 'legacy-same' | 'protocol' | 'legacy-conversation' | 'protocol-conversation';
+
+async function measure(server: Server, clients: number, kind: Kind) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
   // Streams are cut once the run ended: their sockets are not reused.
   const streams = new http.Agent({ keepAlive: false, maxSockets: clients });
-  const once = () =>
-    kind === 'protocol'
+  const conversations = await Promise.all(
+    Array.from({ length: clients }, async () => {
+      if (kind === 'protocol-conversation') return openConversation(agent, streams, server.port);
+      if (kind !== 'legacy-conversation') return null;
+      const threadId = crypto.randomUUID();
+      const turn = () =>
+        request(agent, server.port, `/threads/${threadId}/runs/stream`, {
+          assistant_id: 'agent',
+          input,
+          stream_mode: LEGACY_MODES.same,
+          if_not_exists: 'create',
+        });
+      return { turn, closed: Promise.resolve() };
+    }),
+  );
+  const onceFor = (client: number) => {
+    const conversation = conversations[client];
+    if (conversation) return conversation.turn();
+    return kind === 'protocol'
       ? protocolRun(agent, streams, server.port)
       : legacyRun(agent, server.port, kind === 'legacy' ? 'updates' : 'same');
-  for (let index = 0; index < clients; index += 1) await once();
+  };
+  for (let index = 0; index < clients; index += 1) await onceFor(index);
   const totals: number[] = [];
   const cpuBefore = treeCpuMs(server.pid);
   const started = performance.now();
   const deadline = started + SECONDS_PER_POINT * 1000;
   await Promise.all(
-    Array.from({ length: clients }, async () => {
+    Array.from({ length: clients }, async (_, client) => {
       while (performance.now() < deadline) {
         const begun = performance.now();
-        await once();
+        await onceFor(client);
         totals.push(performance.now() - begun);
       }
     }),
@@ -118,6 +190,7 @@ async function measure(server: Server, clients: number, kind: 'legacy' | 'legacy
   const cpuMs = treeCpuMs(server.pid) - cpuBefore;
   agent.destroy();
   streams.destroy();
+  await Promise.all(conversations.map((conversation) => conversation?.closed));
   return { runsPerSecond: totals.length / seconds, totalP50: median(totals), cpuPerRun: cpuMs / totals.length };
 }
 
@@ -173,6 +246,28 @@ async function benchOn(databaseUri: string): Promise<void> {
       );
     }
     console.log('(target: protocol-v2 runs/s at least legacy runs/s for the same run, v2/legacy same >= 1.00)');
+    console.log(
+      `\nconversations (one thread per client, a run per turn: legacy values, updates, messages-tuple; protocol v2 on one open event stream), ${SECONDS_PER_POINT} s per point`,
+    );
+    console.log(
+      'clients   legacy runs/s   protocol-v2 runs/s   v2/legacy   legacy p50 ms   v2 p50 ms   legacy CPU ms/run   v2 CPU ms/run',
+    );
+    for (const clients of [1, 8, 32]) {
+      const legacy = await measure(server, clients, 'legacy-conversation');
+      const protocol = await measure(server, clients, 'protocol-conversation');
+      console.log(
+        [
+          String(clients).padStart(7),
+          legacy.runsPerSecond.toFixed(1).padStart(15),
+          protocol.runsPerSecond.toFixed(1).padStart(20),
+          (protocol.runsPerSecond / legacy.runsPerSecond).toFixed(2).padStart(11),
+          legacy.totalP50.toFixed(1).padStart(15),
+          protocol.totalP50.toFixed(1).padStart(11),
+          legacy.cpuPerRun.toFixed(2).padStart(19),
+          protocol.cpuPerRun.toFixed(2).padStart(15),
+        ].join(' '),
+      );
+    }
   } finally {
     await server.stop();
   }
