@@ -3,7 +3,7 @@
  * their `lc` constructor form. Messages come from the application's own @langchain/core, so they are recognised by
  * shape (`toDict` and `getType`).
  */
-interface MessageLike {
+export interface MessageLike {
   id?: string;
   toDict(): { type: string; data: Record<string, unknown> };
   getType(): string;
