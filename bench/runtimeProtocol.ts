@@ -194,6 +194,13 @@ async function measure(server: Server, clients: number, kind: Kind) {
   return { runsPerSecond: totals.length / seconds, totalP50: median(totals), cpuPerRun: cpuMs / totals.length };
 }
 
+/** Prints the header of a table; the function returned prints a row, each cell right-aligned under its label. */
+function table(labels: string[]): (cells: string[]) => void {
+  console.log(labels.join('   '));
+  return (cells) =>
+    console.log(cells.map((cell, index) => cell.padStart(labels[index]!.length + (index === 0 ? 0 : 2))).join(' '));
+}
+
 /** Prints legacy and protocol-v2 thread runs side by side. */
 export async function benchRuntimeProtocol(givenDatabaseUri?: string): Promise<void> {
   const adminUrl = process.env.GRAPHX_BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -223,50 +230,62 @@ async function benchOn(databaseUri: string): Promise<void> {
   try {
     console.log(`\nthread runs (a new thread each), legacy stream vs protocol v2, ${SECONDS_PER_POINT} s per point`);
     console.log('legacy: stream_mode updates; legacy same: values, updates, messages-tuple (what v2 subscribes to here)');
-    console.log(
-      'clients   legacy runs/s   legacy same runs/s   protocol-v2 runs/s   v2/legacy same   v2/legacy   legacy same p50 ms   v2 p50 ms   legacy same CPU ms/run   v2 CPU ms/run',
-    );
+    const newThread = table([
+      'clients',
+      'legacy runs/s',
+      'legacy same runs/s',
+      'protocol-v2 runs/s',
+      'v2/legacy same',
+      'v2/legacy',
+      'legacy same p50 ms',
+      'v2 p50 ms',
+      'legacy same CPU ms/run',
+      'v2 CPU ms/run',
+    ]);
     for (const clients of [1, 8, 32]) {
       const legacy = await measure(server, clients, 'legacy');
       const same = await measure(server, clients, 'legacy-same');
       const protocol = await measure(server, clients, 'protocol');
-      console.log(
-        [
-          String(clients).padStart(7),
-          legacy.runsPerSecond.toFixed(1).padStart(15),
-          same.runsPerSecond.toFixed(1).padStart(20),
-          protocol.runsPerSecond.toFixed(1).padStart(20),
-          (protocol.runsPerSecond / same.runsPerSecond).toFixed(2).padStart(16),
-          (protocol.runsPerSecond / legacy.runsPerSecond).toFixed(2).padStart(11),
-          same.totalP50.toFixed(1).padStart(20),
-          protocol.totalP50.toFixed(1).padStart(11),
-          same.cpuPerRun.toFixed(2).padStart(24),
-          protocol.cpuPerRun.toFixed(2).padStart(15),
-        ].join(' '),
-      );
+      newThread([
+        String(clients),
+        legacy.runsPerSecond.toFixed(1),
+        same.runsPerSecond.toFixed(1),
+        protocol.runsPerSecond.toFixed(1),
+        (protocol.runsPerSecond / same.runsPerSecond).toFixed(2),
+        (protocol.runsPerSecond / legacy.runsPerSecond).toFixed(2),
+        same.totalP50.toFixed(1),
+        protocol.totalP50.toFixed(1),
+        same.cpuPerRun.toFixed(2),
+        protocol.cpuPerRun.toFixed(2),
+      ]);
     }
     console.log('(target: protocol-v2 runs/s at least legacy runs/s for the same run, v2/legacy same >= 1.00)');
     console.log(
       `\nconversations (one thread per client, a run per turn: legacy values, updates, messages-tuple; protocol v2 on one open event stream), ${SECONDS_PER_POINT} s per point`,
     );
-    console.log(
-      'clients   legacy runs/s   protocol-v2 runs/s   v2/legacy   legacy p50 ms   v2 p50 ms   legacy CPU ms/run   v2 CPU ms/run',
-    );
+    const conversation = table([
+      'clients',
+      'legacy runs/s',
+      'protocol-v2 runs/s',
+      'v2/legacy',
+      'legacy p50 ms',
+      'v2 p50 ms',
+      'legacy CPU ms/run',
+      'v2 CPU ms/run',
+    ]);
     for (const clients of [1, 8, 32]) {
       const legacy = await measure(server, clients, 'legacy-conversation');
       const protocol = await measure(server, clients, 'protocol-conversation');
-      console.log(
-        [
-          String(clients).padStart(7),
-          legacy.runsPerSecond.toFixed(1).padStart(15),
-          protocol.runsPerSecond.toFixed(1).padStart(20),
-          (protocol.runsPerSecond / legacy.runsPerSecond).toFixed(2).padStart(11),
-          legacy.totalP50.toFixed(1).padStart(15),
-          protocol.totalP50.toFixed(1).padStart(11),
-          legacy.cpuPerRun.toFixed(2).padStart(19),
-          protocol.cpuPerRun.toFixed(2).padStart(15),
-        ].join(' '),
-      );
+      conversation([
+        String(clients),
+        legacy.runsPerSecond.toFixed(1),
+        protocol.runsPerSecond.toFixed(1),
+        (protocol.runsPerSecond / legacy.runsPerSecond).toFixed(2),
+        legacy.totalP50.toFixed(1),
+        protocol.totalP50.toFixed(1),
+        legacy.cpuPerRun.toFixed(2),
+        protocol.cpuPerRun.toFixed(2),
+      ]);
     }
   } finally {
     await server.stop();
