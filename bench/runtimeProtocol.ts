@@ -130,8 +130,15 @@ async function openConversation(agent: http.Agent, streams: http.Agent, port: nu
     true,
   );
   await ready;
+  let open = true;
+  void closed.then(() => {
+    // A stream cut before a turn's end fails that turn rather than leaving it waiting.
+    open = false;
+    waiting?.();
+  });
   return {
     async turn() {
+      if (!open) throw new Error(`the event stream of thread ${threadId} closed`);
       const ended = new Promise<void>((resolve) => (waiting = resolve));
       await request(agent, port, `/threads/${threadId}/commands`, {
         id: 1,
@@ -139,6 +146,7 @@ async function openConversation(agent: http.Agent, streams: http.Agent, port: nu
         params: { assistant_id: 'agent', input },
       });
       await ended;
+      if (!open) throw new Error(`the event stream of thread ${threadId} closed before its run ended`);
     },
     closed,
   };
