@@ -85,9 +85,10 @@ async function printLibraryAlone(cpuPerRun: Map<string, number>, ours: string | 
   const line = (format: (point: LibraryAlonePoint) => string) =>
     points.map((point) => `${point.clients} clients ${format(point)}`).join(', ');
   console.log(
-    `library alone (graph.stream in one process, no HTTP, no database), runs/s: ${line((p) => p.runsPerSecond.toFixed(1))}`,
+    `library alone (graph.stream in one process with a store, no HTTP, no database), runs/s: ${line((p) => p.runsPerSecond.toFixed(1))}`,
   );
   console.log(`library alone, CPU ms per run: ${line((p) => p.cpuPerRun.toFixed(2))}`);
+  console.log(`library alone without a store, CPU ms per run: ${line((p) => p.withoutStore.cpuPerRun.toFixed(2))}`);
   const added = (point: LibraryAlonePoint) => ((cpuPerRun.get(`${ours} ${point.clients}`) ?? NaN) - point.cpuPerRun).toFixed(2);
   console.log(`server CPU ms per run of ${ours} above the library alone: ${line(added)}`);
 }

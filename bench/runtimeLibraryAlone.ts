@@ -2,8 +2,11 @@
  * The graph library's own cost, for reading bench/runtime.ts's "server CPU per run": the echo graph's `graph.stream`
  * called in a process of its own, with no HTTP, no database and no server code, at the same concurrencies and with the
  * config a threadless run gets from graphx (runConfig.ts: thread, run, graph and assistant ids, and the same
- * metadata), each chunk serialised as the server does. Whatever graphx's CPU per run is above this figure is graphx's;
- * the rest is LangGraph, LangChain core and langsmith, which the app brings and graphx runs unchanged.
+ * metadata), each chunk serialised as the server does, and with a store attached as graphx attaches the deployment's
+ * store to every graph (graphs.ts; an in-memory one here: what costs is the library's wrapping, not the backend).
+ * Whatever graphx's CPU per run is above this figure is graphx's; the rest is LangGraph, LangChain core and langsmith,
+ * which the app brings and graphx runs unchanged. The same graph without a store is measured beside it: LangGraph
+ * wraps a run's store in an `AsyncBatchedStore` that polls its queue on a 0 ms timer for as long as the run lasts.
  *
  * Run as a child (`node bin/run-ts.js bench/runtimeLibraryAlone.ts <graph file> <seconds> <clients...>`) so that its
  * process is measured alone; it prints one JSON line per concurrency.
@@ -15,12 +18,17 @@ import { ROOT } from './runtimeProcess';
 
 export interface LibraryAlonePoint {
   clients: number;
+  /** With a store attached, as graphx runs every graph. */
   runsPerSecond: number;
   cpuPerRun: number;
+  /** The same graph without a store. */
+  withoutStore: { runsPerSecond: number; cpuPerRun: number };
 }
 
 interface StreamingGraph {
   stream(input: unknown, options: Record<string, unknown>): Promise<AsyncIterable<unknown>>;
+  withConfig(config: Record<string, unknown>): StreamingGraph;
+  store?: unknown;
 }
 
 const INPUT = { messages: [{ role: 'user', content: 'hi' }] };
@@ -38,7 +46,11 @@ async function oneRun(graph: StreamingGraph): Promise<void> {
   for await (const chunk of stream) JSON.stringify(chunk);
 }
 
-async function measure(graph: StreamingGraph, clients: number, seconds: number): Promise<LibraryAlonePoint> {
+async function measure(
+  graph: StreamingGraph,
+  clients: number,
+  seconds: number,
+): Promise<Omit<LibraryAlonePoint, 'withoutStore'>> {
   for (let index = 0; index < clients * 2; index += 1) await oneRun(graph); // warm up, as the servers are
   let runs = 0;
   const cpuBefore = process.cpuUsage();
@@ -84,7 +96,15 @@ export function libraryAlone(graphFile: string, seconds: number, concurrency: nu
 
 async function main(graphFile: string, seconds: number, concurrency: number[]): Promise<void> {
   const graph = ((await import(graphFile)) as { graph: StreamingGraph }).graph;
-  for (const clients of concurrency) console.log(JSON.stringify(await measure(graph, clients, seconds)));
+  // Imported here, in the child: the bench process that spawns it does not load the graph library.
+  const { InMemoryStore } = await import('@langchain/langgraph');
+  const withStore = graph.withConfig({});
+  withStore.store = new InMemoryStore();
+  for (const clients of concurrency) {
+    const point = await measure(withStore, clients, seconds);
+    const { runsPerSecond, cpuPerRun } = await measure(graph, clients, seconds);
+    console.log(JSON.stringify({ ...point, withoutStore: { runsPerSecond, cpuPerRun } }));
+  }
 }
 
 // Started through bin/run-ts.js, which requires this file: `require.main` is run-ts.js itself.
