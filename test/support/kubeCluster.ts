@@ -193,8 +193,13 @@ export async function startTestCluster(): Promise<TestCluster> {
     await stopDaemon(apiserver);
     await stopDaemon(etcd);
   };
-  try {
+  const file = (name: string) => path.join(dir, name);
+  const adminKubeconfig = file('admin.kubeconfig');
+  // A port found free can be taken before etcd or the API server binds it (any process's outgoing connection may get
+  // it as its ephemeral port): a start that fails on "address already in use" is tried again on fresh ports.
+  const startEtcdAndApiServer = async (): Promise<{ server: string; admin: KubeApi }> => {
     const [etcdPort, peerPort, apiPort] = [await findFreePort(), await findFreePort(), await findFreePort()];
+    fs.rmSync(file('etcd'), { recursive: true, force: true });
     const etcdLog = path.join(dir, 'etcd.log');
     etcd = startDaemon(
       binaries.etcd,
@@ -213,7 +218,6 @@ export async function startTestCluster(): Promise<TestCluster> {
     );
     const server = `https://127.0.0.1:${apiPort}`;
     const apiLog = path.join(dir, 'kube-apiserver.log');
-    const file = (name: string) => path.join(dir, name);
     apiserver = startDaemon(
       binaries.apiserver,
       [
@@ -238,7 +242,6 @@ export async function startTestCluster(): Promise<TestCluster> {
       ],
       apiLog,
     );
-    const adminKubeconfig = file('admin.kubeconfig');
     fs.writeFileSync(
       adminKubeconfig,
       kubeconfig(server, caPem, {
@@ -249,12 +252,31 @@ export async function startTestCluster(): Promise<TestCluster> {
     const admin = KubeApi.fromFile(adminKubeconfig);
     const exited = (child: ChildProcess | null, log: string) => () =>
       child && child.exitCode !== null ? `exited with ${child.exitCode}:\n${tail(log)}` : null;
-    await waitUntil(
-      'kube-apiserver',
-      async () => (await admin.request<string>('GET', '/readyz')) === 'ok',
-      120_000,
-      () => exited(etcd, etcdLog)() ?? exited(apiserver, apiLog)(),
-    );
+    try {
+      await waitUntil(
+        'kube-apiserver',
+        async () => (await admin.request<string>('GET', '/readyz')) === 'ok',
+        120_000,
+        () => exited(etcd, etcdLog)() ?? exited(apiserver, apiLog)(),
+      );
+    } catch (error) {
+      admin.close();
+      throw error;
+    }
+    return { server, admin };
+  };
+  try {
+    let started: { server: string; admin: KubeApi } | null = null;
+    for (let attempt = 1; !started; attempt += 1) {
+      try {
+        started = await startEtcdAndApiServer();
+      } catch (error) {
+        await stopDaemon(apiserver);
+        await stopDaemon(etcd);
+        if (attempt >= 3 || !/address already in use/.test(String(error))) throw error;
+      }
+    }
+    const { server, admin } = started;
     const kcmLog = path.join(dir, 'kube-controller-manager.log');
     controllerManager = startDaemon(
       binaries.controllerManager,
