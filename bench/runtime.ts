@@ -14,7 +14,17 @@ import { benchRuntimeMemory } from './runtimeMemory';
 import { benchRuntimeBackground } from './runtimeBackground';
 import { benchRuntimeProtocol } from './runtimeProtocol';
 import { libraryAlone, type LibraryAlonePoint } from './runtimeLibraryAlone';
-import { BODY, oneRun, peerServer, ROOT, startProcess, treeCpuMs, type Server } from './runtimeProcess';
+import {
+  BODY,
+  oneRun,
+  peerServer,
+  ROOT,
+  runtimeNode,
+  startProcess,
+  treeCpuMs,
+  type BenchNode,
+  type Server,
+} from './runtimeProcess';
 
 const APP_CONFIG = path.join(ROOT, 'test', 'fixtures', 'apps', 'runtime-echo', 'graphx.json');
 const SECONDS_PER_POINT = Number(process.env.BENCH_SECONDS ?? 5);
@@ -75,8 +85,8 @@ http.createServer((req, res) => {
 `;
 
 /** The graph's own cost in a process of its own (runtimeLibraryAlone.ts), at each concurrency. */
-function measureLibraryAlone(): Promise<LibraryAlonePoint[] | string> {
-  return libraryAlone(path.join(path.dirname(APP_CONFIG), 'src', 'graph.ts'), SECONDS_PER_POINT, CONCURRENCY);
+function measureLibraryAlone(node: BenchNode): Promise<LibraryAlonePoint[] | string> {
+  return libraryAlone(path.join(path.dirname(APP_CONFIG), 'src', 'graph.ts'), SECONDS_PER_POINT, CONCURRENCY, node.binary);
 }
 
 /** The library alone's figures, and how much graphx adds to them. */
@@ -91,6 +101,7 @@ function printLibraryAlone(points: LibraryAlonePoint[] | string, cpuPerRun: Map<
     `library alone (graph.stream in one process with a store, no HTTP, no database), runs/s: ${line((p) => p.runsPerSecond.toFixed(1))}`,
   );
   console.log(`library alone, CPU ms per run: ${line((p) => p.cpuPerRun.toFixed(2))}`);
+  console.log(`library alone without a store, runs/s: ${line((p) => p.withoutStore.runsPerSecond.toFixed(1))}`);
   console.log(`library alone without a store, CPU ms per run: ${line((p) => p.withoutStore.cpuPerRun.toFixed(2))}`);
   const added = (point: LibraryAlonePoint) => ((cpuPerRun.get(`${ours} ${point.clients}`) ?? NaN) - point.cpuPerRun).toFixed(2);
   console.log(`server CPU ms per run of ${ours} above the library alone: ${line(added)}`);
@@ -110,19 +121,23 @@ export async function benchRuntime(): Promise<void> {
     // just before, stopped just after): an idle competitor still uses CPU (the peer's queue workers and file watcher
     // 10-56 ms per second here), which a machine of two cores takes from the server being measured.
     const databaseUri = adminUrl.replace(/\/[^/]*$/, `/${databaseName}`);
+    const node = await runtimeNode();
     let template = '';
-    const ours = (workers: number) => async () => {
-      const port = await findFreePort();
-      const args = [path.join(ROOT, 'bin', 'graphx.js'), 'dev', '--config', APP_CONFIG, '--port', String(port)];
-      const env = { DATABASE_URI: databaseUri, GRAPHX_LOG_LEVEL: 'warn', GRAPHX_RUNTIME_WORKERS: String(workers) };
-      const server = await startProcess(`graphx dev, ${workers} proc`, process.execPath, args, env, port);
-      // The bare server writes the bytes ours wrote for one run.
-      template ||= (await recordBareBytes(port)).replace(
-        /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/,
-        'RUN_ID',
-      );
-      return server;
-    };
+    const ours =
+      (workers: number, binary = node.binary) =>
+      async () => {
+        const port = await findFreePort();
+        const args = [path.join(ROOT, 'bin', 'graphx.js'), 'dev', '--config', APP_CONFIG, '--port', String(port)];
+        const env = { DATABASE_URI: databaseUri, GRAPHX_LOG_LEVEL: 'warn', GRAPHX_RUNTIME_WORKERS: String(workers) };
+        const name = `graphx dev, ${workers} proc${binary === node.binary ? '' : `, host Node ${process.version.split('.')[0]}`}`;
+        const server = await startProcess(name, binary, args, env, port);
+        // The bare server writes the bytes ours wrote for one run.
+        template ||= (await recordBareBytes(port)).replace(
+          /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/,
+          'RUN_ID',
+        );
+        return server;
+      };
     const starters: Array<[string, () => Promise<Server | string>]> = [
       ['graphx dev, 1 proc', ours(1)],
       ['graphx dev, 2 proc', ours(2)],
@@ -134,13 +149,16 @@ export async function benchRuntime(): Promise<void> {
         'bare node http',
         async () => {
           const port = await findFreePort();
-          return startProcess('bare node http', process.execPath, ['-e', BARE_SERVER, String(port), template], {}, port);
+          return startProcess('bare node http', node.binary, ['-e', BARE_SERVER, String(port), template], {}, port);
         },
       ],
     ];
+    // The process runner runs an app on the host's Node: its figure, for reference, when the image's Node differs.
+    if (node.binary !== process.execPath) starters.splice(1, 0, ['graphx dev, 1 proc, host', ours(1, process.execPath)]);
 
     console.log(`\nthreadless /runs/stream, updates mode, ${SECONDS_PER_POINT} s per point, each server alone`);
-    console.log('server                   clients   runs/s   p50 first byte ms   p50 whole run ms   server CPU ms/run');
+    console.log(`every server and the library alone on ${node.label}`);
+    console.log('server                             clients   runs/s   p50 first byte ms   p50 whole run ms   server CPU ms/run');
     const runsPerSecond = new Map<string, number>();
     const cpuPerRun = new Map<string, number>();
     const names: string[] = [];
@@ -159,11 +177,11 @@ export async function benchRuntime(): Promise<void> {
         runsPerSecond.set(`${server.name} ${clients}`, result.runsPerSecond);
         cpuPerRun.set(`${server.name} ${clients}`, result.cpuPerRun);
         console.log(
-          `${server.name.padEnd(24)} ${String(clients).padStart(7)} ${result.runsPerSecond.toFixed(1).padStart(8)} ${result.firstByteP50.toFixed(2).padStart(19)} ${result.totalP50.toFixed(2).padStart(18)} ${result.cpuPerRun.toFixed(2).padStart(19)}`,
+          `${server.name.padEnd(34)} ${String(clients).padStart(7)} ${result.runsPerSecond.toFixed(1).padStart(8)} ${result.firstByteP50.toFixed(2).padStart(19)} ${result.totalP50.toFixed(2).padStart(18)} ${result.cpuPerRun.toFixed(2).padStart(19)}`,
         );
       }
       await running.pop()!.stop();
-      if (names.length === 1) libraryPoints = await measureLibraryAlone();
+      if (names.length === 1) libraryPoints = await measureLibraryAlone(node);
     }
     // The issue's target, from this one run: graphx (one process) against the peer at each concurrency.
     const peerName = names.find((name) => name.startsWith('langgraphjs'));

@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { findFreePort } from '@graphx/kit/net/ports';
-import { peerServer, ROOT, startProcess, type Server } from './runtimeProcess';
+import { peerServer, ROOT, runtimeNode, startProcess, type Server } from './runtimeProcess';
 
 const SECONDS_PER_POINT = Number(process.env.BENCH_SECONDS ?? 5);
 const THROUGHPUT_CLIENTS = [1, 8, 32];
@@ -185,7 +185,7 @@ async function startServers(databaseUri: string): Promise<Server[]> {
     const port = await findFreePort();
     const args = [path.join(ROOT, 'bin', 'graphx.js'), 'dev', '--config', config, '--port', String(port)];
     const env = { DATABASE_URI: databaseUri, GRAPHX_LOG_LEVEL: 'warn', GRAPHX_RUNTIME_WORKERS: String(workers) };
-    servers.push(await startProcess(`graphx dev, ${workers} proc`, process.execPath, args, env, port));
+    servers.push(await startProcess(`graphx dev, ${workers} proc`, (await runtimeNode()).binary, args, env, port));
   }
   const peer = await peerServer(GRAPHS, 'bench-background-peer');
   if (typeof peer === 'string') console.log(`peer (langgraphjs dev): ${peer}; benching the rest`);
@@ -204,7 +204,7 @@ export async function benchRuntimeBackground(databaseUri?: string): Promise<void
   try {
     servers.push(...(await startServers(databaseUri ?? adminUrl.replace(/\/[^/]*$/, `/${databaseName}`))));
     console.log(
-      `\nbackground runs: new thread, POST /threads/{id}/runs (echo graph), GET …/join; ${SECONDS_PER_POINT} s per point`,
+      `\nbackground runs: new thread, POST /threads/{id}/runs (echo graph), GET …/join; ${SECONDS_PER_POINT} s per point, on ${(await runtimeNode()).label}`,
     );
     console.log('server                   clients   runs/s   p50 create→done ms   p99 create→done ms   errors');
     for (const server of servers) {

@@ -73,10 +73,15 @@ async function measure(
 }
 
 /** Runs the measurement in a child process and returns its points (or why it could not run). */
-export function libraryAlone(graphFile: string, seconds: number, concurrency: number[]): Promise<LibraryAlonePoint[] | string> {
+export function libraryAlone(
+  graphFile: string,
+  seconds: number,
+  concurrency: number[],
+  nodeBinary = process.execPath,
+): Promise<LibraryAlonePoint[] | string> {
   return new Promise((resolve) => {
     const child = spawn(
-      process.execPath,
+      nodeBinary,
       [path.join(ROOT, 'bin', 'run-ts.js'), __filename, graphFile, String(seconds), ...concurrency.map(String)],
       { cwd: ROOT, env: { ...process.env, ECHO_PREFIX: 'echo', LANGSMITH_TRACING: 'false' }, stdio: ['ignore', 'pipe', 'pipe'] },
     );

