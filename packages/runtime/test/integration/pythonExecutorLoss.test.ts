@@ -91,11 +91,22 @@ test("a cancelled run whose graph blocks the executor's event loop: the executor
     const client = new Client({ apiUrl: stuck.url, apiKey: null });
     const thread = await client.threads.create();
     const run = await client.runs.create(thread.thread_id, 'stuck', { input: { seconds: 600 } });
-    await waitFor('the run to start', async () => (await client.runs.get(thread.thread_id, run.run_id)).status === 'running');
+    // "running" is set before the graph's node starts: a cancel then is delivered, and nothing is stuck. The node says
+    // on stderr when it blocks.
+    await waitFor(
+      'the node to block the event loop',
+      async () => stuck.output().includes('stuck.py: blocking the event loop'),
+      60_000,
+    );
+    expect((await client.runs.get(thread.thread_id, run.run_id)).status).toBe('running');
     const exited = new Promise<number | null>((resolve) => stuck.child.once('exit', (code) => resolve(code)));
     const cancelledAt = Date.now();
     await client.runs.cancel(thread.thread_id, run.run_id, false, 'interrupt');
-    expect(await exited).toBe(137);
+    // Bounded, so that a runtime that never exits fails here and is still stopped below (not left behind by a timeout).
+    const noExit = new Promise<string>((resolve) =>
+      setTimeout(() => resolve('still running 30 s after the cancel'), 30_000).unref(),
+    );
+    expect(await Promise.race([exited, noExit])).toBe(137);
     expect(Date.now() - cancelledAt).toBeGreaterThanOrEqual(1500);
     expect(stuck.output()).toMatch(
       /the runtime killed its Python executor: a cancelled \S+ call did not stop within 1\.5 s \(sync code blocking the executor's event loop, or a graph that ignores its cancellation\); the runtime stops so that the instance is replaced/,
