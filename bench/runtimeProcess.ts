@@ -35,8 +35,7 @@ function processTree(pid: number): number[] {
 
 export interface BenchNode {
   binary: string;
-  version: string;
-  /** How the table headers name it. */
+  /** How the table headers name it (with its version). */
   label: string;
   /** The environment that makes `#!/usr/bin/env node` scripts (the peer's CLI) run on it too. */
   env: Record<string, string>;
@@ -54,7 +53,6 @@ let runtimeNodeChosen: Promise<BenchNode> | null = null;
 export function runtimeNode(): Promise<BenchNode> {
   const host = (why: string): BenchNode => ({
     binary: process.execPath,
-    version: process.version,
     label: `the host's Node ${process.version}${why}`,
     env: {},
   });
@@ -64,7 +62,6 @@ export function runtimeNode(): Promise<BenchNode> {
       : cachedNodeBinary(DEFAULT_NODE_MAJOR).then(
           ({ binary, version }) => ({
             binary,
-            version,
             label: `Node ${version}, the default image's (what a deployed app runs on)`,
             env: { PATH: `${path.dirname(binary)}${path.delimiter}${process.env.PATH ?? ''}` },
           }),

@@ -212,7 +212,8 @@ export async function benchRuntimePython(): Promise<void> {
     await pythonOnly.stop();
     servers.length = 0;
     // A container runs the image's Node (DEFAULT_NODE_MAJOR unless graphx.json says otherwise) with the semi-space
-    // size a 1 GB instance gets (src/pipeline/runtimeEnv.ts): the figure a deployed app's default shows.
+    // size a 1 GB instance gets (src/pipeline/runtimeEnv.ts): the figure a deployed app's default shows. Not
+    // runtimeNode(): this line is the image's figure whatever GRAPHX_BENCH_NODE says, and is skipped without it.
     const imageNode = await cachedNodeBinary(DEFAULT_NODE_MAJOR).catch((error: Error) => {
       console.log(`(no Node ${DEFAULT_NODE_MAJOR} binary for the image's figure: ${error.message})`);
       return null;
