@@ -28,6 +28,7 @@ import { CronScheduler } from './execution/cronScheduler';
 import { RunCoordinator } from './execution/runCoordinator';
 import { RunEvents } from './execution/runEvents';
 import { RunEventStore } from './storage/runEventStore';
+import { runtimeTypeParsers } from './storage/byteaArrays';
 import { registerUiRoutes } from './http/routes/uiRoutes';
 import { bundleUi } from './uiBundles';
 import { RunService } from './execution/runService';
@@ -120,7 +121,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   // Before anything is opened: a component that does not compile stops the start with nothing to clean up.
   const uiBundles = await bundleUi(appConfig.appDir, appConfig.ui.components, appConfig.ui.shared);
 
-  const pool = new Pool({ connectionString: options.databaseUri, max: 20 });
+  // bytea[] (the checkpointer's channel values) read without pg-types' character-by-character array parser.
+  const pool = new Pool({ connectionString: options.databaseUri, max: 20, types: runtimeTypeParsers });
   survivePoolConnectionLoss(pool, 'database');
   const hasJavaScriptGraphs = appConfig.graphs.some((graph) => graph.language !== 'python');
   // LangChain JS (checkpointer, store) loaded at start for JavaScript graphs, on first use when every graph is Python.
