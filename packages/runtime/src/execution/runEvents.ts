@@ -9,7 +9,7 @@
 import { logger } from '@graphx/kit/logger';
 import { END_EVENT, writtenRows, type EventToStore, type RunEventStore } from '../storage/runEventStore';
 import type { StreamEvent } from './graphStream';
-import { toWireJson } from './serialize';
+import { keepWireJson, toWireJson } from './serialize';
 import { ThreadWatchers, type ThreadWatch } from './threadWatch';
 
 export interface NumberedEvent extends StreamEvent {
@@ -60,14 +60,19 @@ export class RunEvents {
     this.wake(runId);
   }
 
-  /** Numbers and keeps the event (returned with its id; as given when the run has no open log). */
-  publish(runId: string, event: StreamEvent): StreamEvent & { id?: string } {
+  /**
+   * Numbers and keeps the event (returned with its id; as given when the run has no open log). `toWire`: the caller
+   * writes it to an SSE stream next, which then takes the JSON made here (serialize.ts `takeWireJson`).
+   */
+  publish(runId: string, event: StreamEvent, toWire = false): StreamEvent & { id?: string } {
     const log = this.logs.get(runId);
     if (!log) return event;
     const numbered = { ...event, id: String(log.nextId++) };
     log.events.push(numbered);
     if (log.events.length > MEMORY_TAIL) log.events.shift();
-    this.persist(runId, log, { seq: Number(numbered.id), event: event.event, json: toWireJson(event.data) });
+    const json = toWireJson(event.data);
+    if (toWire) keepWireJson(numbered, json);
+    this.persist(runId, log, { seq: Number(numbered.id), event: event.event, json });
     this.wake(runId);
     return numbered;
   }

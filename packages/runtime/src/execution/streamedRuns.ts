@@ -54,12 +54,14 @@ export async function* executeHere(
   deps: StreamedRunDeps,
   prepared: PreparedRun,
   signal: AbortSignal,
+  /** The events go to an SSE stream (RunEvents.publish's `toWire`). */
+  toWire = false,
 ): AsyncGenerator<StreamEvent & { id?: string }> {
   const { run_id: runId, thread_id: threadId } = prepared.run;
   if (!threadId) return yield* deps.runService.execute(prepared, signal);
   deps.runEvents.open(runId, { threadId });
   try {
-    for await (const event of deps.runService.execute(prepared, signal)) yield deps.runEvents.publish(runId, event);
+    for await (const event of deps.runService.execute(prepared, signal)) yield deps.runEvents.publish(runId, event, toWire);
   } finally {
     void deps.runEvents.close(runId);
   }

@@ -8,7 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import type Koa from 'koa';
 import type { StreamEvent } from '../execution/graphStream';
-import { toWireJson } from '../execution/serialize';
+import { takeWireJson, toWireJson } from '../execution/serialize';
 import { logger } from '@graphx/kit/logger';
 import { forwardedPrefix } from './forwarded';
 
@@ -16,7 +16,7 @@ import { forwardedPrefix } from './forwarded';
 export function sseFrame(event: StreamEvent & { id?: string }): string {
   // The order of the reference's frames (reference/peer-sse-samples.md): event, data, then id.
   const id = event.id === undefined ? '' : `id: ${event.id}\n`;
-  return `event: ${event.event}\ndata: ${toWireJson(event.data)}\n${id}\n`;
+  return `event: ${event.event}\ndata: ${takeWireJson(event) ?? toWireJson(event.data)}\n${id}\n`;
 }
 
 // Proxies drop connections idle for long (often 30-60 s); a comment line every few seconds of silence keeps a quiet

@@ -55,7 +55,7 @@ export function readRunTarget(ctx: Koa.Context): { threadId: string | null; requ
 export function registerRunRoutes(router: Router, services: RuntimeServices): void {
   const prepareOrQueue = (user: AuthUser | null, threadId: string | null, request: RunRequest) =>
     prepareRun(services, user, threadId, request);
-  const executeHere = (prepared: PreparedRun, signal: AbortSignal) => executeRunHere(services, prepared, signal);
+  const executeHere = (prepared: PreparedRun, signal: AbortSignal) => executeRunHere(services, prepared, signal, true);
 
   async function* followQueued(run: Run, cancelOnDisconnect: boolean, signal: AbortSignal) {
     const deps = {
