@@ -24,7 +24,7 @@ const ARRAYS: Array<[string, string, unknown[]]> = [
     [big, tricky],
   ],
   ['two dimensions of NULLs', 'SELECT ARRAY[ARRAY[NULL::bytea, NULL], ARRAY[$1::bytea, $1::bytea]] AS value', [tricky]],
-  ['dimension bounds', "SELECT '[0:1]={\"\\\\x00ff\",NULL}'::bytea[] AS value", []],
+  ['dimension bounds', 'SELECT \'[0:1]={"\\\\x00ff",NULL}\'::bytea[] AS value', []],
 ];
 
 describe('bytea[] read by the runtime pool', () => {
