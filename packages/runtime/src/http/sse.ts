@@ -86,7 +86,10 @@ export function respondWithEvents(
   void (async () => {
     try {
       for await (const event of events(abort.signal)) {
-        if (res.destroyed) continue;
+        if (res.destroyed) {
+          takeWireJson(event); // not written: not kept either (serialize.ts)
+          continue;
+        }
         await writer.write(sseFrame(event));
       }
     } catch (error) {
