@@ -26,6 +26,15 @@ export interface ProtocolParams {
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** The protocol method of a kept event's name (`protocol:<method>`), null for another event. */
+export function protocolMethodOf(eventName: string): string | null {
+  return eventName.startsWith(PROTOCOL_EVENT_PREFIX) ? eventName.slice(PROTOCOL_EVENT_PREFIX.length) : null;
+}
+
+/**
+ * A protocol event of the run. Its params' keys are the wire event's params in the wire's order (nothing else), so
+ * their wire JSON, as written, is the text a follower sends (protocol/wireEvents.ts `wireFrameOf`).
+ */
 export function protocolEvent(method: string, namespace: string[], data: unknown, node?: string): StreamEvent {
   const params: ProtocolParams = { namespace, timestamp: Date.now(), ...(node !== undefined ? { node } : {}), data };
   return { event: `${PROTOCOL_EVENT_PREFIX}${method}`, data: params };

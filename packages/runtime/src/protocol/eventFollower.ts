@@ -9,7 +9,7 @@ import { followThreadRows } from '../execution/threadFollower';
 import type { ThreadWatch } from '../execution/threadWatch';
 import type { RunEventStore } from '../storage/runEventStore';
 import type { ContainmentFilter, ThreadStore } from '../storage/threadStore';
-import { methodOf, wireEventOf, type WireEvent } from './wireEvents';
+import { methodOf, wireEventOf, wireFrameOf, type WireEvent } from './wireEvents';
 
 export interface FollowerDeps {
   runEvents: RunEvents;
@@ -35,7 +35,8 @@ export async function followStart(
  * The thread's protocol events after row id `afterId` (`watch`: RunEvents.watchThread, closed when this ends). The
  * caller's `threads:read` filter is checked once, when the first rows come; rows handed over by a run writing here
  * need no check under an empty filter (the run holds the thread, and such a caller sees every thread). `wants`:
- * whether events of a method may be used at all (the others are skipped before their data is read).
+ * whether events of a method may be used at all (the others are skipped before their data is read). `json`: the
+ * event's wire text when the row was handed over (sent as it is, without reading the row).
  */
 export async function* followProtocolEvents(
   deps: FollowerDeps,
@@ -44,7 +45,7 @@ export async function* followProtocolEvents(
   afterId: string,
   signal: AbortSignal,
   wants: (method: string) => boolean = () => true,
-): AsyncGenerator<{ event: WireEvent; runId: string | null }> {
+): AsyncGenerator<{ event: WireEvent; runId: string | null; json: string | undefined }> {
   let checked = false;
   const unfiltered = Object.keys(filter).length === 0;
   for await (const { rows, pushed } of followThreadRows(deps.eventStore, watch, afterId, signal)) {
@@ -55,7 +56,7 @@ export async function* followProtocolEvents(
     for (const row of rows) {
       const method = methodOf(row);
       if (method === null || !wants(method)) continue;
-      yield { event: wireEventOf(row)!, runId: row.runId };
+      yield { event: wireEventOf(row)!, runId: row.runId, json: wireFrameOf(row, method) };
     }
   }
 }

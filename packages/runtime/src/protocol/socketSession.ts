@@ -91,8 +91,9 @@ class SocketSession {
     });
   }
 
-  private send(message: unknown): void {
-    if (this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(message));
+  /** `json`: the message's text when already made (an event's wire text, eventFollower.ts). */
+  private send(message: unknown, json?: string): void {
+    if (this.ws.readyState === this.ws.OPEN) this.ws.send(json ?? JSON.stringify(message));
   }
 
   private async follow(): Promise<void> {
@@ -100,7 +101,7 @@ class SocketSession {
     const start = await followStart(deps, threadId, undefined);
     // Its first take reads the database from `start`.
     const watch = deps.runEvents.watchThread(threadId);
-    for await (const { event, runId } of followProtocolEvents(deps, watch, filter, start, this.abort.signal)) {
+    for await (const { event, runId, json } of followProtocolEvents(deps, watch, filter, start, this.abort.signal)) {
       if (runId !== this.runId) {
         this.runId = runId;
         this.runEvents = [];
@@ -108,7 +109,7 @@ class SocketSession {
       }
       this.runEvents.push(event);
       this.tree.note(event);
-      if ([...this.subscriptions.values()].some((subscription) => matchesFilter(subscription, event))) this.send(event);
+      if ([...this.subscriptions.values()].some((subscription) => matchesFilter(subscription, event))) this.send(event, json);
     }
   }
 

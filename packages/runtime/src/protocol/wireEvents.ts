@@ -4,7 +4,7 @@
  * row's id, ordered within the thread and the same on every instance, so `since` resumes a stream anywhere. Also the
  * filters of event streams and subscriptions (channels, namespace prefixes, depth) and the agent tree of a run.
  */
-import { PROTOCOL_EVENT_PREFIX, type ProtocolParams } from '../execution/protocolFrames';
+import { protocolMethodOf, type ProtocolParams } from '../execution/protocolFrames';
 import type { StoredRunEvent } from '../storage/runEventStore';
 
 export interface WireEvent {
@@ -40,24 +40,45 @@ export function isChannel(channel: unknown): channel is string {
 
 /** The method of a kept row's protocol event; null for a row that is not one (a legacy run's, a run's end mark). */
 export function methodOf(row: StoredRunEvent): string | null {
-  return row.event.startsWith(PROTOCOL_EVENT_PREFIX) ? row.event.slice(PROTOCOL_EVENT_PREFIX.length) : null;
+  return protocolMethodOf(row.event);
 }
 
-/** The wire event of a kept row; null for a row that is not a protocol event. */
+/** The params of a kept row, in the protocol's order whatever order the row has them in. */
+function paramsOf(row: StoredRunEvent): ProtocolParams {
+  const { namespace, timestamp, node, data } = row.data as ProtocolParams;
+  return { namespace, timestamp, ...(node !== undefined ? { node } : {}), data };
+}
+
+/**
+ * The wire event of a kept row; null for a row that is not a protocol event. Its params are read from the row's data
+ * when first used: a follower sending a row's wire text (`wireFrameOf`) through a filter that needs no params reads
+ * nothing.
+ */
 export function wireEventOf(row: StoredRunEvent): WireEvent | null {
   const method = methodOf(row);
   if (method === null) return null;
-  // The database keeps JSON as jsonb, which reorders keys: the params go out in the protocol's order again.
-  const { namespace, timestamp, node, data } = row.data as ProtocolParams;
+  let params: ProtocolParams | undefined;
   return {
     type: 'event',
     event_id: row.id,
     seq: Number(row.id),
     method,
-    params: { namespace, timestamp, ...(node !== undefined ? { node } : {}), data },
+    get params() {
+      return (params ??= paramsOf(row));
+    },
   };
 }
 
+/**
+ * The wire text of a kept row's event, the bytes `JSON.stringify(wireEventOf(row))` gives, made without reading the
+ * row when this instance wrote it (StoredRunEvent.json: the params' wire JSON, execution/protocolFrames.ts
+ * `protocolEvent`, whose keys are the wire's in its order); undefined for a row read back.
+ */
+export function wireFrameOf(row: StoredRunEvent, method: string): string | undefined {
+  if (row.json === undefined) return undefined;
+  const seq = Number(row.id);
+  return `{"type":"event","event_id":"${seq}","seq":${seq},"method":${JSON.stringify(method)},"params":${row.json}}`;
+}
 /** The channel an event travels on: `input.*` on `input`, a named custom event on `custom:<name>`. */
 export function channelOf(event: WireEvent): string {
   if (event.method.startsWith('input.')) return 'input';

@@ -4,10 +4,11 @@
  * notifies every instance (`graphx_runtime`, type `events`), so a joiner elsewhere reads it at once. A run's events
  * are numbered per run (`seq`, the `id:` of run join streams); the row id orders a thread's events (the `id:` of
  * thread streams). A row with event END_EVENT marks the end of one execution of the run. Rows outlive their run by
- * RETENTION_MS, then the sweep drops them.
+ * RETENTION_MS, then the sweep drops them. The data column is `json`, not jsonb: it keeps the wire JSON as written, so an
+ * event read back (a resumed stream, another instance) is the text a follower on the writing instance was handed, and
+ * nothing queries inside it.
  */
 import type { Pool } from 'pg';
-import { inJsonbOrder } from './jsonbOrder';
 
 export const END_EVENT = 'graphx:end';
 const CHANNEL = 'graphx_runtime';
@@ -19,6 +20,8 @@ export interface StoredRunEvent {
   readonly seq: number;
   readonly event: string;
   readonly data: unknown;
+  /** The data's wire JSON as this instance wrote it (a row handed over, not read back): the row's text. */
+  readonly json?: string;
 }
 
 export interface EventToStore {
@@ -34,10 +37,9 @@ export function compareRowIds(a: string, b: string): number {
 }
 
 /**
- * A row a write made, as a read of it would give it: the data in jsonb's key order (jsonbOrder.ts), so that an event
- * handed to a follower on the writing instance and the same event read back (a resumed stream, another instance) are
- * the same bytes on the wire. The data is parsed when first read, once for every follower: a row no follower reads
- * (a channel none subscribed to) costs nothing.
+ * A row a write made, as a read of it would give it (the column keeps the text as written: the same keys in the same
+ * order), with that text beside it. The data is parsed when first read, once for every follower: a row no follower
+ * reads (a channel none subscribed to), or one a follower sends as written (protocol/wireEvents.ts), is never parsed.
  */
 class WrittenRow implements StoredRunEvent {
   private parsed: { value: unknown } | null = null;
@@ -47,11 +49,11 @@ class WrittenRow implements StoredRunEvent {
     readonly runId: string | null,
     readonly seq: number,
     readonly event: string,
-    private readonly json: string,
+    readonly json: string,
   ) {}
 
   get data(): unknown {
-    this.parsed ??= { value: inJsonbOrder(JSON.parse(this.json)) };
+    this.parsed ??= { value: JSON.parse(this.json) };
     return this.parsed.value;
   }
 }
@@ -95,7 +97,7 @@ export class RunEventStore {
     const result = await this.pool.query(
       `WITH written AS (
          INSERT INTO graphx_run_events (run_id, thread_id, seq, event, data)
-         SELECT $1::uuid, $2::uuid, r.seq, r.event, r.data FROM jsonb_to_recordset($3::jsonb) AS r(seq int, event text, data jsonb)
+         SELECT $1::uuid, $2::uuid, r.seq, r.event, r.data FROM json_to_recordset($3::json) AS r(seq int, event text, data json)
          ON CONFLICT DO NOTHING RETURNING id, seq)
        SELECT w.id, w.seq FROM (SELECT pg_notify('${CHANNEL}', $4)) AS n LEFT JOIN written w ON true`,
       [

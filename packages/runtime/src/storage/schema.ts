@@ -114,8 +114,16 @@ const STATEMENTS = [
      thread_id uuid,
      seq integer NOT NULL,
      event text NOT NULL,
-     data jsonb,
+     data json,
      created_at timestamptz NOT NULL DEFAULT now())`,
+  // jsonb until 2026-12 (its key order is not the wire's); the rows are short-lived, the rewrite is small.
+  `DO $$ BEGIN
+     IF (SELECT atttypid FROM pg_attribute WHERE attrelid = 'graphx_run_events'::regclass AND attname = 'data')
+        = 'jsonb'::regtype THEN
+       ALTER TABLE graphx_run_events ALTER COLUMN data TYPE json USING data::json;
+     END IF;
+   END $$`,
+  `COMMENT ON COLUMN graphx_run_events.data IS 'The event''s data as the wire JSON written (json keeps its text and key order)'`,
   `COMMENT ON TABLE graphx_run_events IS 'Events of joinable runs for join and thread streams on any instance; swept after their run ends'`,
   `COMMENT ON COLUMN graphx_run_events.seq IS 'Per-run event number: the id of run join streams (thread streams use id)'`,
   `CREATE UNIQUE INDEX IF NOT EXISTS graphx_run_events_run ON graphx_run_events (run_id, seq) WHERE run_id IS NOT NULL`,

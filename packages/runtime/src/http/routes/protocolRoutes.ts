@@ -12,6 +12,7 @@ import Joi from 'joi';
 import type Koa from 'koa';
 import { NotFoundError } from '@graphx/kit/errors';
 import { validatePart } from '@graphx/kit/http/validation';
+import { keepWireJson } from '../../execution/serialize';
 import { asCommand, ProtocolCommands } from '../../protocol/commands';
 import { followProtocolEvents, followStart } from '../../protocol/eventFollower';
 import { openSocketSession, type SocketUpgrade } from '../../protocol/socketSession';
@@ -72,8 +73,12 @@ export function registerProtocolRoutes(router: Router, services: RuntimeServices
       const start = await followStart(deps, threadId, since, missing);
       async function* events(signal: AbortSignal) {
         const wants = (method: string) => methodMayMatch(eventFilter, method);
-        for await (const { event } of followProtocolEvents(deps, watch, filter, start, signal, wants)) {
-          if (matchesFilter(eventFilter, event)) yield { id: event.event_id, event: event.method, data: event };
+        for await (const { event, json } of followProtocolEvents(deps, watch, filter, start, signal, wants)) {
+          if (!matchesFilter(eventFilter, event)) continue;
+          const frame = { id: event.event_id, event: event.method, data: event };
+          // The event's wire text, when made as the run wrote it: the frame sends it as it is (http/sse.ts).
+          if (json !== undefined) keepWireJson(frame, json);
+          yield frame;
         }
       }
       // The follower never ends by itself: the client leaving stops it (no run is cancelled by that).

@@ -58,8 +58,9 @@ function messagesTupleAlike(data: unknown): unknown {
 }
 
 /**
- * A `tasks` payload: Python's task start has no `interrupts` (LangGraph.js's gives `[]`), and Python adds
- * `ls_integration` to the callbacks' metadata, not the task's.
+ * A `tasks` payload: Python's task start has no `interrupts` (LangGraph.js's gives `[]`), Python adds
+ * `ls_integration` to the callbacks' metadata, not the task's, and the libraries list a task result's fields in their
+ * own orders (Python `id, name, error, result, interrupts`, LangGraph.js `id, name, result, interrupts, error`).
  */
 function taskAlike(task: Dict): Dict {
   const alike = { ...task };
@@ -68,7 +69,11 @@ function taskAlike(task: Dict): Dict {
     const { ls_integration: _integration, ...metadata } = alike.metadata;
     alike.metadata = metadata;
   }
-  return alike;
+  return Object.fromEntries(
+    Object.keys(alike)
+      .sort()
+      .map((key) => [key, alike[key]]),
+  );
 }
 
 /**
