@@ -3,6 +3,7 @@
  * Unknown fields are accepted and ignored, so clients of newer SDK versions keep working.
  */
 import Joi from 'joi';
+import { rememberingValidator } from '@graphx/kit/http/validation';
 import { isTimezone, scheduleError } from '../execution/cronSchedule';
 import { API_STREAM_MODES } from '../execution/graphStream';
 import { EXTRACT_PATH, THREAD_FIELDS } from './threadProjection';
@@ -16,6 +17,13 @@ const threadStatus = Joi.string().valid('idle', 'busy', 'interrupted', 'error');
 const breakpoints = Joi.alternatives(Joi.string().valid('*'), Joi.array().items(Joi.string())).allow(null);
 
 export const threadIdParams = Joi.object({ threadId: uuid.required() });
+
+const validThreadPath = rememberingValidator<{ threadId: string }>(threadIdParams, 'path');
+/**
+ * The thread id of a route's path (`/threads/:threadId…` with no other parameter), validated; the ids of recent
+ * requests are remembered, as a client's turns on one thread repeat its id (Joi's guid check was ~0.1 ms a request).
+ */
+export const threadIdInPath = (params: object): string => validThreadPath(params).threadId;
 
 /**
  * A checkpoint inside the thread a request acts on: these keys and no others (a 422 names any other). `thread_id`

@@ -8,7 +8,7 @@ import { NotFoundError } from '@graphx/kit/errors';
 import { validatePart } from '@graphx/kit/http/validation';
 import { CronService, type CronBody } from '../../execution/cronService';
 import type { Cron, CronPage, CronQuery } from '../../storage/cronStore';
-import { cronCountBody, cronCreateBody, cronIdParams, cronPatchBody, cronSearchBody, threadIdParams } from '../schemas';
+import { cronCountBody, cronCreateBody, cronIdParams, cronPatchBody, cronSearchBody, threadIdInPath } from '../schemas';
 import { filterFor, userOf, type RuntimeServices } from './context';
 
 const cronIdOf = (ctx: Koa.Context) => validatePart<{ cronId: string }>(cronIdParams, ctx.params, 'path').cronId;
@@ -23,7 +23,7 @@ export function registerCronRoutes(router: Router, services: RuntimeServices): v
   const crons = new CronService({ crons: services.crons, assistants: services.assistants });
 
   const create = async (ctx: Koa.Context) => {
-    const threadId = ctx.params.threadId ? validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path').threadId : null;
+    const threadId = ctx.params.threadId ? threadIdInPath(ctx.params) : null;
     const body = validatePart<CronBody & { assistant_id: string; schedule: string }>(cronCreateBody, ctx.state.body, 'body');
     if (threadId) {
       const threadFilter = await filterFor(services, ctx, 'threads', 'read', { thread_id: threadId });

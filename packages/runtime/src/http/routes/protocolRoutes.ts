@@ -17,7 +17,7 @@ import { asCommand, ProtocolCommands } from '../../protocol/commands';
 import { followProtocolEvents, followStart } from '../../protocol/eventFollower';
 import { openSocketSession, type SocketUpgrade } from '../../protocol/socketSession';
 import { isChannel, matchesFilter, methodMayMatch, type EventFilter } from '../../protocol/wireEvents';
-import { threadIdParams } from '../schemas';
+import { threadIdInPath } from '../schemas';
 import { respondWithEvents } from '../sse';
 import { filterFor, userOf, type RuntimeServices } from './context';
 
@@ -92,12 +92,12 @@ export function registerProtocolRoutes(router: Router, services: RuntimeServices
   };
 
   router.post('/threads/:threadId/stream/events', async (ctx) => {
-    const { threadId } = validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path');
+    const threadId = threadIdInPath(ctx.params);
     await streamEvents(ctx, threadId, validatePart<EventsRequest>(eventsBody, ctx.state.body, 'body'));
   });
 
   router.get('/threads/:threadId/stream/events', async (ctx) => {
-    const { threadId } = validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path');
+    const threadId = threadIdInPath(ctx.params);
     const upgrade = (ctx.req as unknown as Record<symbol, SocketUpgrade | undefined>)[UPGRADE_KEY];
     if (!upgrade) {
       const channels = String(ctx.query.channels ?? 'values,messages,lifecycle,input')
@@ -117,7 +117,7 @@ export function registerProtocolRoutes(router: Router, services: RuntimeServices
   });
 
   router.post('/threads/:threadId/commands', async (ctx) => {
-    const { threadId } = validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path');
+    const threadId = threadIdInPath(ctx.params);
     const command = asCommand(ctx.state.body);
     if ('type' in command) {
       // A validation error like any other 422 (detail: a list of {loc, msg, type}), with the protocol's own error

@@ -13,7 +13,7 @@ import { withRequestHeaders } from '../requestHeaders';
 import { fastRunBody } from '../runBodyFastPath';
 import { scopedToThread } from '../../execution/threadScope';
 import { executeHere as executeRunHere, prepareOrQueue as prepareRun } from '../../execution/streamedRuns';
-import { runBody, threadIdParams } from '../schemas';
+import { runBody, threadIdInPath } from '../schemas';
 import { respondWithEvents } from '../sse';
 import { userOf, type RuntimeServices } from './context';
 import { forwardedPrefix } from '../forwarded';
@@ -38,7 +38,7 @@ export function withStreamModes(body: RawRunBody): RunRequest {
 }
 
 function threadIdOf(ctx: Koa.Context): string | null {
-  return ctx.params.threadId ? validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path').threadId : null;
+  return ctx.params.threadId ? threadIdInPath(ctx.params) : null;
 }
 
 /**

@@ -15,7 +15,7 @@ import {
   threadCountBody,
   threadCreateBody,
   threadGetQuery,
-  threadIdParams,
+  threadIdInPath,
   threadPatchBody,
   threadSearchBody,
   threadSearchQuery,
@@ -25,7 +25,7 @@ import type { ThreadTtl } from '../../storage/threadStore';
 import { filterFor, type RuntimeServices } from './context';
 import { projectThread } from '../threadProjection';
 
-const threadIdOf = (ctx: Koa.Context) => validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path').threadId;
+const threadIdOf = (ctx: Koa.Context) => threadIdInPath(ctx.params);
 
 /** Registers the thread routes on the runtime's router. */
 export function registerThreadRoutes(router: Router, services: RuntimeServices): void {

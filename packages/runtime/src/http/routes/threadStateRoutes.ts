@@ -17,7 +17,7 @@ import {
   stateUpdateBody,
   subgraphsQuery,
   threadCheckpointParams,
-  threadIdParams,
+  threadIdInPath,
 } from '../schemas';
 import { filterFor, type RuntimeServices } from './context';
 
@@ -41,7 +41,7 @@ function beforeIn(threadId: string, before: HistoryInput['before']): string | un
 }
 
 export function registerThreadStateRoutes(router: Router, services: RuntimeServices): void {
-  const threadIdOf = (ctx: Koa.Context) => validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path').threadId;
+  const threadIdOf = (ctx: Koa.Context) => threadIdInPath(ctx.params);
   const readFilter = (ctx: Koa.Context, threadId: string) => filterFor(services, ctx, 'threads', 'read', { thread_id: threadId });
   const answerJson = (ctx: Koa.Context, json: string) => {
     ctx.type = 'application/json';

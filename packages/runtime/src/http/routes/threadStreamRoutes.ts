@@ -8,13 +8,13 @@ import { NotFoundError } from '@graphx/kit/errors';
 import { validatePart } from '@graphx/kit/http/validation';
 import { followThread, threadStreamStart, type ThreadStreamMode } from '../../execution/threadFollower';
 import { queryList } from '../queryList';
-import { threadIdParams, threadStreamQuery } from '../schemas';
+import { threadIdInPath, threadStreamQuery } from '../schemas';
 import { respondWithEvents } from '../sse';
 import { filterFor, type RuntimeServices } from './context';
 
 export function registerThreadStreamRoutes(router: Router, services: RuntimeServices): void {
   router.get('/threads/:threadId/stream', async (ctx) => {
-    const { threadId } = validatePart<{ threadId: string }>(threadIdParams, ctx.params, 'path');
+    const threadId = threadIdInPath(ctx.params);
     type Modes = ThreadStreamMode | ThreadStreamMode[];
     const query = validatePart<{ stream_mode?: Modes; stream_modes?: Modes }>(
       threadStreamQuery,
