@@ -32,7 +32,7 @@ import { runtimeTypeParsers } from './storage/byteaArrays';
 import { registerUiRoutes } from './http/routes/uiRoutes';
 import { bundleUi } from './uiBundles';
 import { RunService } from './execution/runService';
-import { commandFields } from './execution/commandInput';
+import { appLangGraph } from './appLangGraph';
 import { ThreadStateService } from './execution/threadState';
 import { ThreadService } from './execution/threadService';
 import { TtlSweeper } from './execution/ttlSweeper';
@@ -155,16 +155,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   await coordinator.start();
   const shipper = controlPlane ? new TraceShipper(runs, controlPlane) : null;
   const recorder = new RunRecorder(runs, () => shipper?.kick());
-  const appRequire = createRequire(path.join(appConfig.appDir, 'noop.js'));
   const metrics = new RuntimeMetrics();
-  // The app's own Command class: LangGraph recognises a resume command by its class.
-  // `goto` Sends in the API's `{node, input}` form become the app's own `Send` objects (commandInput.ts).
-  const appCommandClass = async () => {
-    const { Command, Send } = (await import(appRequire.resolve('@langchain/langgraph'))) as { Command: any; Send: any };
-    return function AppCommand(fields: Record<string, unknown>) {
-      return new Command(commandFields(fields, Send));
-    } as unknown as new (fields: Record<string, unknown>) => unknown;
-  };
+  const appLibrary = appLangGraph(appConfig.appDir);
   const runService = new RunService({
     assistants,
     threads,
@@ -177,7 +169,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     tracing: controlPlane !== null,
     metrics,
     deliverWebhook: webhookDeliverer(tuning.webhookDestinations),
-    commandClass: appCommandClass,
+    commandClass: () => appLibrary.commandClass(),
+    protocolEventKit: () => appLibrary.protocolEventKit(),
   });
 
   // An API-side instance leaves background runs to the queue side's instances (GRAPHX_RUNTIME_ROLE).
@@ -213,7 +206,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       afterRelease: (threadId) => coordinator.announceRelease(threadId),
       hasPendingRuns: async (threadId) => (await runQueue.withStatus(threadId, ['pending'])).length > 0,
       assistantConfig: (assistantId) => assistantConfigOf(assistants, assistantId),
-      commandClass: appCommandClass,
+      commandClass: () => appLibrary.commandClass(),
     }),
     backgroundRuns,
     runQueue,

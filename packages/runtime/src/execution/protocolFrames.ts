@@ -128,15 +128,104 @@ export function rootLifecycleEnd(outcome: GraphRunOutcome, graphName: string): R
   return { event: outcome.status === 'interrupted' || outcome.interrupted ? 'interrupted' : 'completed', graph_name: graphName };
 }
 
+/** A protocol event as the library makes it (`{type, seq, method, params}`). */
+type LibraryProtocolEvent = { method: string; params: { namespace: string[]; data?: unknown; node?: string } };
+
+/**
+ * The pieces of the app's own LangGraph.js (1.7 and later) that turn a graph's v3 stream into protocol events; null
+ * when its release has none of them (its `streamEvents` v3 is used then).
+ */
+export interface ProtocolEventKit {
+  convertToProtocolEvent(chunk: { namespace: string[]; mode: string; payload: unknown; seq: number }): LibraryProtocolEvent[];
+  createLifecycleTransformer(): {
+    init(): unknown;
+    onRegister(handle: { push(namespace: string[], event: LibraryProtocolEvent): void }): void;
+    process(event: LibraryProtocolEvent): boolean;
+    finalize(): unknown;
+    fail(error: unknown): void;
+  };
+  STREAM_EVENTS_V3_MODES: readonly string[];
+}
+
+/** The kit in a module's exports (the app's `@langchain/langgraph`), or null. */
+export function protocolEventKitOf(library: Record<string, unknown>): ProtocolEventKit | null {
+  const kit = library as Partial<ProtocolEventKit>;
+  return typeof kit.convertToProtocolEvent === 'function' &&
+    typeof kit.createLifecycleTransformer === 'function' &&
+    Array.isArray(kit.STREAM_EVENTS_V3_MODES)
+    ? (kit as ProtocolEventKit)
+    : null;
+}
+
+/** What a LangGraph.js graph holds beside RunnableGraph that its v3 `streamEvents` reads. */
+type LibraryGraph = RunnableGraph & {
+  config?: { configurable?: Record<string, unknown>; recursionLimit?: number };
+  streamTransformers?: unknown[];
+};
+
+/**
+ * The library's protocol events of one run. Its `streamEvents(…, {version: "v3"})` feeds the graph's stream through a
+ * mux that also builds the in-process projections of a run (a log of every event and of the values, a message object
+ * per message, subgraph handles), which nothing here reads: ~0.25 ms of a small run's CPU, ~10 %. The wire needs only
+ * what the mux passes on: each chunk converted, and the lifecycle transformer's events before the event that caused
+ * them (it runs ahead of the others and is the only one that adds or drops events). That is done here with the app's
+ * own library's pieces, in the same order, for a graph with no stream transformers of its own (theirs add channels
+ * through the mux: such a graph, an older library or a graph held elsewhere uses `streamEvents` itself).
+ */
+async function* libraryProtocolEvents(
+  graph: LibraryGraph,
+  input: unknown,
+  options: Record<string, unknown>,
+  kit: ProtocolEventKit | null,
+): AsyncGenerator<LibraryProtocolEvent> {
+  if (!kit || (graph.streamTransformers?.length ?? 0) > 0) {
+    yield* (await graph.streamEvents(input, { ...options, version: 'v3' })) as AsyncIterable<LibraryProtocolEvent>;
+    return;
+  }
+  // The options `streamEvents` v3 passes to the graph's stream.
+  const streamOptions = {
+    recursionLimit: graph.config?.recursionLimit,
+    ...options,
+    configurable: { ...graph.config?.configurable, ...(options.configurable as Record<string, unknown> | undefined) },
+    version: 'v3',
+    streamMode: kit.STREAM_EVENTS_V3_MODES,
+    subgraphs: true,
+    encoding: undefined,
+  };
+  const lifecycle = kit.createLifecycleTransformer();
+  const ready: LibraryProtocolEvent[] = [];
+  lifecycle.init();
+  // Its root `running` (pushed now) is dropped by the caller like the library's: the root's lifecycle is the server's.
+  lifecycle.onRegister({ push: (_namespace, event) => ready.push(event) });
+  try {
+    const chunks = (await graph.stream(input, streamOptions)) as AsyncIterable<[string[], string, unknown]>;
+    let seq = 0;
+    for await (const [namespace, mode, payload] of chunks) {
+      const events = kit.convertToProtocolEvent({ namespace, mode, payload, seq });
+      seq += events.length;
+      for (const event of events) if (lifecycle.process(event)) ready.push(event);
+      yield* ready.splice(0);
+    }
+  } catch (error) {
+    lifecycle.fail(error);
+    yield* ready.splice(0);
+    throw error;
+  }
+  await lifecycle.finalize();
+  yield* ready.splice(0);
+}
+
 /**
  * Streams one run as protocol events (see the file's comment), without the root lifecycle's; fills `outcome` as
- * graphStream.ts does. A failure is noted in `outcome`, never thrown.
+ * graphStream.ts does. A failure is noted in `outcome`, never thrown. `kit`: the app's library's pieces, when it has
+ * them and the graph is the app's LangGraph.js graph.
  */
 export async function* streamProtocol(
   graph: RunnableGraph,
   input: unknown,
   options: Record<string, unknown> & { signal: AbortSignal },
   outcome: GraphRunOutcome,
+  kit: ProtocolEventKit | null = null,
 ): AsyncGenerator<StreamEvent> {
   const asked = new Set<string>();
   const requests = function* (namespace: string[], interrupts: unknown): Generator<StreamEvent> {
@@ -148,8 +237,7 @@ export async function* streamProtocol(
     }
   };
   try {
-    const events = (await graph.streamEvents(input, { ...options, version: 'v3' })) as AsyncIterable<Record<string, any>>;
-    for await (const item of events) {
+    for await (const item of libraryProtocolEvents(graph, input, options, kit)) {
       const method = String(item.method);
       const params = (item.params ?? {}) as { namespace?: string[]; data?: unknown; node?: string };
       const namespace = params.namespace ?? [];

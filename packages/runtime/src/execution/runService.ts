@@ -20,7 +20,7 @@ import { claimThread, DEFAULT_MULTITASK_STRATEGY, type ClaimLimits } from './thr
 import { streamGraph, type GraphRunOutcome, type StreamEvent } from './graphStream';
 import { recordPayload } from '@graphx/contract/runRecord';
 import { toWireJson } from './serialize';
-import { protocolEvent, rootLifecycleEnd, streamProtocol } from './protocolFrames';
+import { protocolEvent, rootLifecycleEnd, streamProtocol, type ProtocolEventKit } from './protocolFrames';
 import { heldOpening } from './heldOpening';
 import { durabilityOf, graphConfigFor, RunHandedOverError, type PreparedRun, type RunRequest } from './runConfig';
 import { hasBreakpoints, pendingInterrupts, stoppedAtBreakpoint } from './runEnd';
@@ -48,6 +48,8 @@ export class RunService {
       appAuth: AppAuth | null;
       tracing: boolean;
       commandClass: () => Promise<new (fields: Record<string, unknown>) => unknown>;
+      /** The app's LangGraph.js pieces that make protocol events (protocolFrames.ts); absent: `streamEvents` v3. */
+      protocolEventKit?: () => Promise<ProtocolEventKit | null>;
       /** Runs started/finished per assistant; absent in unit set-ups. */
       metrics?: RuntimeMetrics;
       /** Posts a finished run (with its final values) to the run's `webhook`; absent in unit set-ups. */
@@ -222,7 +224,9 @@ export class RunService {
         ...(options.interruptAfter ? { interruptAfter: options.interruptAfter } : {}),
         ...(options.durability ? { durability: options.durability } : {}),
       };
-      yield* streamProtocol(graph, input, protocolOptions, outcome);
+      // A graph held elsewhere (Python) makes its own protocol events; the app's LangGraph.js graph, with its library's.
+      const kit = graph.command ? null : ((await this.deps.protocolEventKit?.()) ?? null);
+      yield* streamProtocol(graph, input, protocolOptions, outcome, kit);
     } else {
       yield* streamGraph(graph, input, { ...options, outputNeeded: this.outputNeeded(run, request) }, outcome);
     }
