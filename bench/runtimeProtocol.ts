@@ -8,8 +8,8 @@
  * - a conversation (how the new `useStream` works): each client keeps one thread and runs on it turn after turn;
  *   legacy makes one `runs/stream` request per turn, protocol v2 opens the thread's event stream once and sends one
  *   `run.start` per turn, waiting for that run's root lifecycle end on the open stream.
- * 1, 8 and 32 clients against `graphx dev` (one process). Prints runs/s, p50 whole run and server CPU per run; asserts
- * nothing.
+ * 1, 8 and 32 clients against `graphx dev` (one process), each point in rounds (measureRounds). Prints runs/s, p50
+ * whole run and server CPU per run; asserts nothing.
  */
 import crypto from 'node:crypto';
 import http from 'node:http';
@@ -25,6 +25,8 @@ const SECONDS_PER_POINT = Number(process.env.BENCH_SECONDS ?? 5);
  * are still being compiled (the protocol path has code no legacy run warms: at 1 client it paid for that alone).
  */
 const WARM_UP_RUNS = 100;
+/** Rounds of each point (measureRounds); each figure printed is the median of its rounds. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const input = { messages: [{ role: 'user', content: 'hi' }] };
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 const ROOT_END = /"namespace":\[\],"timestamp":\d+,"data":\{"event":"(completed|interrupted|failed)"/;
@@ -236,6 +238,35 @@ async function measure(server: Server, clients: number, kind: Kind) {
   return { runsPerSecond: totals.length / seconds, totalP50: median(totals), cpuPerRun: cpuMs / totals.length };
 }
 
+type Measured = Awaited<ReturnType<typeof measure>>;
+
+/**
+ * Each kind measured ROUNDS times at `clients`, the kinds' order rotated each round, so that no kind always runs first
+ * or last (on the fullest tables, after the others' garbage). Each figure is the median of its rounds; a ratio is the
+ * median of the ratios within each round (the two kinds measured minutes apart at most): this machine moves runs/s by
+ * ±10 % between runs minutes apart, and one point per kind read that noise as a difference.
+ */
+async function measureRounds<K extends Kind>(server: Server, clients: number, kinds: K[]) {
+  const rounds: Array<Map<K, Measured>> = [];
+  for (let round = 0; round < ROUNDS; round += 1) {
+    const measured = new Map<K, Measured>();
+    for (let index = 0; index < kinds.length; index += 1) {
+      const kind = kinds[(index + round) % kinds.length]!;
+      measured.set(kind, await measure(server, clients, kind));
+    }
+    rounds.push(measured);
+  }
+  const of = (kind: K, figure: keyof Measured) => median(rounds.map((measured) => measured.get(kind)![figure]));
+  return {
+    runsPerSecond: (kind: K) => of(kind, 'runsPerSecond').toFixed(1),
+    totalP50: (kind: K) => of(kind, 'totalP50').toFixed(1),
+    cpuPerRun: (kind: K) => of(kind, 'cpuPerRun').toFixed(2),
+    /** Median over the rounds of a's runs/s over b's. */
+    ratio: (a: K, b: K) =>
+      median(rounds.map((measured) => measured.get(a)!.runsPerSecond / measured.get(b)!.runsPerSecond)).toFixed(2),
+  };
+}
+
 /** Prints the header of a table; the function returned prints a row, each cell right-aligned under its label. */
 function table(labels: string[]): (cells: string[]) => void {
   console.log(labels.join('   '));
@@ -272,7 +303,7 @@ async function benchOn(databaseUri: string): Promise<void> {
   );
   try {
     console.log(
-      `\nthread runs (a new thread each), legacy stream vs protocol v2, ${SECONDS_PER_POINT} s per point, on ${node.label}`,
+      `\nthread runs (a new thread each), legacy stream vs protocol v2, ${SECONDS_PER_POINT} s per point and kind, the median of ${ROUNDS} rounds (kinds in rotating order), on ${node.label}`,
     );
     console.log('legacy: stream_mode updates; legacy same: values, updates, messages-tuple (what v2 subscribes to here),');
     console.log('  one request (if_not_exists: create); legacy hook: the same modes as the legacy useStream sends a first turn,');
@@ -292,30 +323,27 @@ async function benchOn(databaseUri: string): Promise<void> {
       'v2 CPU ms/run',
     ]);
     for (const clients of [1, 8, 32]) {
-      const legacy = await measure(server, clients, 'legacy');
-      const same = await measure(server, clients, 'legacy-same');
-      const hook = await measure(server, clients, 'legacy-hook');
-      const protocol = await measure(server, clients, 'protocol');
+      const point = await measureRounds(server, clients, ['legacy', 'legacy-same', 'legacy-hook', 'protocol']);
       newThread([
         String(clients),
-        legacy.runsPerSecond.toFixed(1),
-        same.runsPerSecond.toFixed(1),
-        hook.runsPerSecond.toFixed(1),
-        protocol.runsPerSecond.toFixed(1),
-        (protocol.runsPerSecond / same.runsPerSecond).toFixed(2),
-        (protocol.runsPerSecond / hook.runsPerSecond).toFixed(2),
-        (protocol.runsPerSecond / legacy.runsPerSecond).toFixed(2),
-        same.totalP50.toFixed(1),
-        protocol.totalP50.toFixed(1),
-        same.cpuPerRun.toFixed(2),
-        protocol.cpuPerRun.toFixed(2),
+        point.runsPerSecond('legacy'),
+        point.runsPerSecond('legacy-same'),
+        point.runsPerSecond('legacy-hook'),
+        point.runsPerSecond('protocol'),
+        point.ratio('protocol', 'legacy-same'),
+        point.ratio('protocol', 'legacy-hook'),
+        point.ratio('protocol', 'legacy'),
+        point.totalP50('legacy-same'),
+        point.totalP50('protocol'),
+        point.cpuPerRun('legacy-same'),
+        point.cpuPerRun('protocol'),
       ]);
     }
     console.log(
       '(target: protocol-v2 runs/s at least legacy runs/s for the same run: v2/legacy hook >= 1.00 as the hooks send it; v2/legacy same, the strictest)',
     );
     console.log(
-      `\nconversations (one thread per client, a run per turn: legacy values, updates, messages-tuple; protocol v2 on one open event stream), ${SECONDS_PER_POINT} s per point`,
+      `\nconversations (one thread per client, a run per turn: legacy values, updates, messages-tuple; protocol v2 on one open event stream), ${SECONDS_PER_POINT} s per point and kind, the median of ${ROUNDS} rounds`,
     );
     const conversation = table([
       'clients',
@@ -328,17 +356,16 @@ async function benchOn(databaseUri: string): Promise<void> {
       'v2 CPU ms/run',
     ]);
     for (const clients of [1, 8, 32]) {
-      const legacy = await measure(server, clients, 'legacy-conversation');
-      const protocol = await measure(server, clients, 'protocol-conversation');
+      const point = await measureRounds(server, clients, ['legacy-conversation', 'protocol-conversation']);
       conversation([
         String(clients),
-        legacy.runsPerSecond.toFixed(1),
-        protocol.runsPerSecond.toFixed(1),
-        (protocol.runsPerSecond / legacy.runsPerSecond).toFixed(2),
-        legacy.totalP50.toFixed(1),
-        protocol.totalP50.toFixed(1),
-        legacy.cpuPerRun.toFixed(2),
-        protocol.cpuPerRun.toFixed(2),
+        point.runsPerSecond('legacy-conversation'),
+        point.runsPerSecond('protocol-conversation'),
+        point.ratio('protocol-conversation', 'legacy-conversation'),
+        point.totalP50('legacy-conversation'),
+        point.totalP50('protocol-conversation'),
+        point.cpuPerRun('legacy-conversation'),
+        point.cpuPerRun('protocol-conversation'),
       ]);
     }
   } finally {
