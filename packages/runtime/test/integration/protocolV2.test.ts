@@ -247,6 +247,44 @@ describe.each(graphLanguages())('%s graphs', (language: GraphLanguage) => {
     expect(badChannel.status).toBe(422);
   });
 
+  test('run.start with input on an interrupted thread resumes it; on an idle one the input is a new message', async () => {
+    const threadId = crypto.randomUUID();
+    let seen: number | undefined;
+    const ask = async (url: string, id: number, input: unknown) => {
+      let started: any;
+      // From after the last event seen: without `since` a stream starts with the thread's latest run.
+      const body = { channels: ['messages', 'lifecycle', 'input'], ...(seen === undefined ? {} : { since: seen }) };
+      const frames = await events(url, threadId, body, rootEnd, async () => {
+        started = await command(url, threadId, id, 'run.start', { assistant_id: 'chat', input });
+      });
+      expect(started.body).toMatchObject({ type: 'success', id, result: { run_id: expect.any(String) } });
+      const run = (await (await fetch(`${url}/threads/${threadId}/runs/${started.body.result.run_id}`)).json()) as any;
+      const list = frames.map((frame) => frame.data);
+      seen = list.at(-1)!.seq;
+      return { text: text(list), end: list.at(-1)!.params.data.event, kwargs: run.kwargs };
+    };
+    // The thread made by run.start, stopped at its question.
+    const asked = await ask(instance(0).url, 1, { messages: [{ role: 'user', content: 'ask me' }] });
+    expect(asked.end).toBe('interrupted');
+    // Sent to the other instance: the thread is interrupted, so the input is the resume value (recorded as the command).
+    const resumed = await ask(instance(1).url, 2, 'green');
+    expect(resumed).toMatchObject({ text: 'You chose green.', end: 'completed' });
+    expect(resumed.kwargs).toMatchObject({ command: { resume: 'green' } });
+    expect(resumed.kwargs.input).toBeUndefined();
+    // Idle now: the same kind of call is a new turn.
+    const next = await ask(instance(0).url, 3, { messages: [{ role: 'user', content: 'thanks' }] });
+    expect(next).toMatchObject({ text: 'You said: thanks.', end: 'completed' });
+    expect(next.kwargs).toMatchObject({ input: { messages: [{ role: 'user', content: 'thanks' }] } });
+    expect(next.kwargs.command).toBeUndefined();
+    const state = await command(instance(1).url, threadId, 4, 'state.get', { namespace: [] });
+    expect(state.body.result.values.messages.map(contentText)).toEqual([
+      'ask me',
+      'You chose green.',
+      'thanks',
+      'You said: thanks.',
+    ]);
+  });
+
   test('over a WebSocket: subscribe, run.start, the subscribed events, agent.getTree and unsubscribe', async () => {
     const threadId = crypto.randomUUID();
     const socket = new WebSocket(`${instance(0).url.replace('http', 'ws')}/threads/${threadId}/stream/events`);
