@@ -6,7 +6,7 @@
  * after a second of back-to-back runs), or in a "last resort" collection, which nothing triggers in a server that just
  * waits; this runs one after a busy spell is followed by a quiet one, and the semi-spaces grow back under load.
  */
-import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+import { performance } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 
@@ -64,18 +64,15 @@ export function startIdleMemoryReducer(options: IdleMemoryOptions): IdleMemoryRe
   if (!gc) return { stop: () => undefined };
   const quiet = options.quietUtilization ?? 0.02;
   const threadCpuMs = mainThreadCpuMs();
+  /** Where a window starts: the loop's utilisation so far, the main thread's CPU time, the time. */
+  const mark = () => ({ loop: performance.eventLoopUtilization(), cpuMs: threadCpuMs?.() ?? 0, at: performance.now() });
   let busySinceLastReduction = true;
-  let windowStart: EventLoopUtilization = performance.eventLoopUtilization();
-  let cpuStart = threadCpuMs?.() ?? 0;
-  let windowStartedAt = performance.now();
+  let windowStart = mark();
   const timer = setInterval(() => {
-    const now = performance.eventLoopUtilization();
-    const { utilization } = performance.eventLoopUtilization(now, windowStart);
-    const cpuNow = threadCpuMs?.() ?? 0;
-    const cpuShare = threadCpuMs ? (cpuNow - cpuStart) / Math.max(1, performance.now() - windowStartedAt) : utilization;
-    windowStart = now;
-    cpuStart = cpuNow;
-    windowStartedAt = performance.now();
+    const end = mark();
+    const { utilization } = performance.eventLoopUtilization(end.loop, windowStart.loop);
+    const cpuShare = threadCpuMs ? (end.cpuMs - windowStart.cpuMs) / Math.max(1, end.at - windowStart.at) : utilization;
+    windowStart = end;
     if (Math.min(utilization, cpuShare) > quiet) {
       busySinceLastReduction = true;
       return;
@@ -84,9 +81,8 @@ export function startIdleMemoryReducer(options: IdleMemoryOptions): IdleMemoryRe
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
     busySinceLastReduction = false;
     options.onReduced?.();
-    windowStart = performance.eventLoopUtilization();
-    cpuStart = threadCpuMs?.() ?? 0;
-    windowStartedAt = performance.now();
+    // The collection's own time is not the next window's activity.
+    windowStart = mark();
   }, options.windowMs);
   timer.unref();
   return { stop: () => clearInterval(timer) };

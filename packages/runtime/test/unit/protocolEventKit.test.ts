@@ -93,6 +93,15 @@ function normalised(event: StreamEvent | GraphRunOutcome, seen: Map<string, stri
 
 const methods = (events: string[]) => events.map((event) => (JSON.parse(event) as { event: string }).event);
 
+/** The graph's run(s) with the kit and through `streamEvents` v3: the same events and outcomes; the kit's are returned. */
+async function bothWays(build: () => StateGraph<any, any, any, any, any, any>, inputs: unknown[]) {
+  const direct = await protocolEvents(build, inputs, kit);
+  const viaMux = await protocolEvents(build, inputs, null);
+  expect(direct.events).toEqual(viaMux.events);
+  expect(direct.outcomes).toEqual(viaMux.outcomes);
+  return direct;
+}
+
 describe('protocol events from the app library converter equal streamEvents v3', () => {
   test('the installed LangGraph.js has the pieces', () => {
     expect(kit).not.toBeNull();
@@ -101,10 +110,7 @@ describe('protocol events from the app library converter equal streamEvents v3',
 
   test('streamed tokens, a tool call and its result, a custom write', async () => {
     const input = { messages: [{ role: 'user', content: 'add 1 and 2' }] };
-    const direct = await protocolEvents(agent, [input], kit);
-    const viaMux = await protocolEvents(agent, [input], null);
-    expect(direct.events).toEqual(viaMux.events);
-    expect(direct.outcomes).toEqual(viaMux.outcomes);
+    const direct = await bothWays(agent, [input]);
     expect(methods(direct.events)).toEqual(
       expect.arrayContaining(['protocol:messages', 'protocol:tools', 'protocol:custom', 'protocol:tasks', 'protocol:lifecycle']),
     );
@@ -113,10 +119,7 @@ describe('protocol events from the app library converter equal streamEvents v3',
 
   test("a subgraph's interrupt, its lifecycle and the resume", async () => {
     const inputs = [{ messages: [{ role: 'user', content: 'hi' }] }, new Command({ resume: 'blue' })];
-    const direct = await protocolEvents(asking, inputs, kit);
-    const viaMux = await protocolEvents(asking, inputs, null);
-    expect(direct.events).toEqual(viaMux.events);
-    expect(direct.outcomes).toEqual(viaMux.outcomes);
+    const direct = await bothWays(asking, inputs);
     expect(direct.outcomes.map((outcome) => outcome.status)).toEqual(['interrupted', 'success']);
     // The subgraph's lifecycle (the library's own account of it, which only its transformer makes) and the question.
     expect(direct.events.join('\n')).toContain('"data":{"event":"started","graph_name":"child"}');
@@ -126,10 +129,7 @@ describe('protocol events from the app library converter equal streamEvents v3',
 
   test('a failure inside a subgraph', async () => {
     const input = { messages: [{ role: 'user', content: 'hi' }] };
-    const direct = await protocolEvents(failing, [input], kit);
-    const viaMux = await protocolEvents(failing, [input], null);
-    expect(direct.events).toEqual(viaMux.events);
-    expect(direct.outcomes).toEqual(viaMux.outcomes);
+    const direct = await bothWays(failing, [input]);
     expect(direct.outcomes[0]).toMatchObject({ status: 'error', error: { message: 'the subgraph broke' } });
     expect(direct.events.at(-1)).toContain('"event":"failed"');
   });
@@ -157,8 +157,7 @@ describe('protocol events from the app library converter equal streamEvents v3',
       return builder;
     };
     const input = { messages: [{ role: 'user', content: 'add 1 and 2' }] };
-    const direct = await protocolEvents(withChannel, [input], kit);
-    expect(direct.events).toEqual((await protocolEvents(withChannel, [input], null)).events);
+    const direct = await bothWays(withChannel, [input]);
     const named = direct.events.filter((event) => event.includes('"name":"progress"'));
     expect(named).toHaveLength(1);
     expect(named[0]).toContain('"payload":{"step":"calling add"}');
