@@ -12,7 +12,7 @@
  */
 import type { RunnableGraph } from '../graphs';
 import type { GraphRunOutcome, StreamEvent } from './graphStream';
-import { isMessage, type MessageLike } from './serialize';
+import { isMessage } from './serialize';
 
 export const PROTOCOL_EVENT_PREFIX = 'protocol:';
 
@@ -49,57 +49,53 @@ const MESSAGE_TYPES: Record<string, string> = {
   system: 'system',
 };
 
-/** The fields of a LangChain message that the protocol's shape can carry, read from the message itself. */
-const MESSAGE_FIELDS = [
-  'content',
-  'id',
-  'name',
-  'tool_call_id',
-  'status',
-  'artifact',
-  'response_metadata',
-  'tool_calls',
-  'invalid_tool_calls',
-] as const;
-
 /**
- * A LangChain message's fields as a dict. Read straight from the message: `toDict()` serialises all of it (aliases,
- * secrets, escaping, key mapping) for every message of every `values` event, ~0.4 ms of a two-message run's CPU, and
- * the protocol's shape keeps only these fields, whose values are the message's own properties either way.
+ * A message in the protocol's shape, `{type, content, id?, name?, tool_calls?, tool_call_id?, …}`, read from a
+ * LangChain message's own properties (`type`: its `getType()`) or from a message dict (`type`: its `type` or `role`);
+ * null when the type is not a message type. Only the fields that are set: a Python message (pydantic's dump) carries
+ * `name: null` and `artifact: null` where a LangChain.js message has no field, and the protocol's shape must not tell
+ * the two apart. Not `toDict()`: it serialises all of a message (aliases, secrets, escaping, key mapping) for every
+ * message of every `values` event, and the shape keeps only these fields, whose values are the message's own
+ * properties either way; each is read by name (not in a loop over names), since state messages are read for every
+ * `values` event of a run, each time the whole list.
  */
-function messageDict(message: MessageLike): Record<string, unknown> {
-  const fields = message as unknown as Record<string, unknown>;
-  const dict: Record<string, unknown> = { type: message.getType() };
-  for (const key of MESSAGE_FIELDS) if (fields[key] !== undefined) dict[key] = fields[key];
-  return dict;
-}
-
-/** A state message in the protocol's shape: `{type, content, id?, name?, tool_calls?, tool_call_id?, …}`. */
-function stateMessage(value: unknown): unknown {
-  const dict = isMessage(value) ? messageDict(value) : value;
-  if (!isRecord(dict)) return value;
-  const type = MESSAGE_TYPES[String(dict.type ?? dict.role)];
-  if (!type) return value;
-  const message: Record<string, unknown> = { type, content: dict.content ?? '' };
-  // Only the fields that are set: a Python message (pydantic's dump) carries `name: null` and `artifact: null` where a
-  // LangChain.js message has no field, and the protocol's shape must not tell the two apart.
-  for (const key of ['id', 'name', 'tool_call_id', 'status', 'artifact']) if (dict[key] != null) message[key] = dict[key];
-  if (isRecord(dict.response_metadata) && Object.keys(dict.response_metadata).length > 0) {
-    message.response_metadata = dict.response_metadata;
-  }
+function protocolMessage(rawType: unknown, fields: Record<string, unknown>): Record<string, unknown> | null {
+  const type = typeof rawType === 'string' && Object.hasOwn(MESSAGE_TYPES, rawType) ? MESSAGE_TYPES[rawType] : undefined;
+  if (!type) return null;
+  const message: Record<string, unknown> = { type, content: fields.content ?? '' };
+  if (fields.id != null) message.id = fields.id;
+  if (fields.name != null) message.name = fields.name;
+  if (fields.tool_call_id != null) message.tool_call_id = fields.tool_call_id;
+  if (fields.status != null) message.status = fields.status;
+  if (fields.artifact != null) message.artifact = fields.artifact;
+  const metadata = fields.response_metadata;
+  if (isRecord(metadata) && hasKeys(metadata)) message.response_metadata = metadata;
   if (type === 'ai') {
-    if (Array.isArray(dict.tool_calls) && dict.tool_calls.length > 0) {
-      message.tool_calls = dict.tool_calls.map((call: Record<string, unknown>) => ({
+    const calls = fields.tool_calls;
+    if (Array.isArray(calls) && calls.length > 0) {
+      message.tool_calls = calls.map((call: Record<string, unknown>) => ({
         id: call.id,
         name: call.name,
         args: call.args,
         type: 'tool_call',
       }));
     }
-    if (Array.isArray(dict.invalid_tool_calls) && dict.invalid_tool_calls.length > 0)
-      message.invalid_tool_calls = dict.invalid_tool_calls;
+    const invalid = fields.invalid_tool_calls;
+    if (Array.isArray(invalid) && invalid.length > 0) message.invalid_tool_calls = invalid;
   }
   return message;
+}
+
+function hasKeys(record: Record<string, unknown>): boolean {
+  for (const key in record) if (Object.hasOwn(record, key)) return true;
+  return false;
+}
+
+/** A state message in the protocol's shape (protocolMessage); anything else as it is. */
+function stateMessage(value: unknown): unknown {
+  if (isMessage(value)) return protocolMessage(value.getType(), value as unknown as Record<string, unknown>) ?? value;
+  if (!isRecord(value)) return value;
+  return protocolMessage(value.type ?? value.role, value) ?? value;
 }
 
 /** State values (or an update) with messages in the protocol's shape and interrupts left out. */
@@ -164,61 +160,62 @@ type LibraryGraph = RunnableGraph & {
 };
 
 /**
- * The library's protocol events of one run. Its `streamEvents(…, {version: "v3"})` feeds the graph's stream through a
- * mux that also builds the in-process projections of a run (a log of every event and of the values, a message object
- * per message, subgraph handles), which nothing here reads: ~0.25 ms of a small run's CPU, ~10 %. The wire needs only
- * what the mux passes on: each chunk converted, and the lifecycle transformer's events before the event that caused
- * them (it runs ahead of the others and is the only one that adds or drops events). That is done here with the app's
- * own library's pieces, in the same order, for a graph with no stream transformers of its own (theirs add channels
- * through the mux: such a graph, an older library or a graph held elsewhere uses `streamEvents` itself).
+ * The server's events for each of the library's (see the file's comment), appended to `out`; fills `outcome`'s
+ * interrupt and final values. A function rather than a generator: the run's one async generator (streamProtocol)
+ * yields them, and every generator between the graph and the wire costs each event a few promise turns.
  */
-async function* libraryProtocolEvents(
-  graph: LibraryGraph,
-  input: unknown,
-  options: Record<string, unknown>,
-  kit: ProtocolEventKit | null,
-): AsyncGenerator<LibraryProtocolEvent> {
-  if (!kit || (graph.streamTransformers?.length ?? 0) > 0) {
-    yield* (await graph.streamEvents(input, { ...options, version: 'v3' })) as AsyncIterable<LibraryProtocolEvent>;
-    return;
-  }
-  // The options `streamEvents` v3 passes to the graph's stream.
-  const streamOptions = {
-    recursionLimit: graph.config?.recursionLimit,
-    ...options,
-    configurable: { ...graph.config?.configurable, ...(options.configurable as Record<string, unknown> | undefined) },
-    version: 'v3',
-    streamMode: kit.STREAM_EVENTS_V3_MODES,
-    subgraphs: true,
-    encoding: undefined,
-  };
-  const lifecycle = kit.createLifecycleTransformer();
-  const ready: LibraryProtocolEvent[] = [];
-  lifecycle.init();
-  // Its root `running` (pushed now) is dropped by the caller like the library's: the root's lifecycle is the server's.
-  lifecycle.onRegister({ push: (_namespace, event) => ready.push(event) });
-  try {
-    const chunks = (await graph.stream(input, streamOptions)) as AsyncIterable<[string[], string, unknown]>;
-    let seq = 0;
-    for await (const [namespace, mode, payload] of chunks) {
-      const events = kit.convertToProtocolEvent({ namespace, mode, payload, seq });
-      seq += events.length;
-      for (const event of events) if (lifecycle.process(event)) ready.push(event);
-      yield* ready.splice(0);
+function serverEvents(outcome: GraphRunOutcome): (item: LibraryProtocolEvent, out: StreamEvent[]) => void {
+  const asked = new Set<string>();
+  const requests = (namespace: string[], interrupts: unknown, out: StreamEvent[]) => {
+    for (const request of inputRequests(interrupts)) {
+      if (asked.has(request.interrupt_id)) continue;
+      asked.add(request.interrupt_id);
+      outcome.interrupted = namespace.length === 0 || outcome.interrupted;
+      out.push(protocolEvent('input.requested', namespace, request));
     }
-  } catch (error) {
-    lifecycle.fail(error);
-    yield* ready.splice(0);
-    throw error;
-  }
-  await lifecycle.finalize();
-  yield* ready.splice(0);
+  };
+  return (item, out) => {
+    const method = String(item.method);
+    const params = (item.params ?? {}) as { namespace?: string[]; data?: unknown; node?: string };
+    const namespace = params.namespace ?? [];
+    const data = params.data;
+    if (method === 'lifecycle') {
+      // The root's lifecycle is the server's (it knows how the run ended); a subgraph's is the library's.
+      if (namespace.length > 0) out.push(protocolEvent('lifecycle', namespace, data));
+    } else if (method === 'values') {
+      if (isRecord(data) && '__interrupt__' in data) {
+        requests(namespace, data.__interrupt__, out);
+        outcome.interrupted ||= namespace.length === 0;
+        const rest = protocolState(data);
+        if (isRecord(rest) && Object.keys(rest).length === 0) return;
+      } else if (namespace.length === 0) {
+        outcome.finalValues = data;
+      }
+      out.push(protocolEvent('values', namespace, protocolState(data)));
+    } else if (method === 'updates') {
+      const update = (isRecord(data) ? data : {}) as { node?: string; values?: unknown };
+      if (update.node === '__interrupt__') requests(namespace, update.values, out);
+      else out.push(protocolEvent('updates', namespace, protocolState(update.values ?? {}), update.node));
+    } else if (method.startsWith('custom:')) {
+      out.push(protocolEvent('custom', namespace, { name: method.slice('custom:'.length), payload: data }));
+    } else {
+      out.push(protocolEvent(method, namespace, data, params.node));
+    }
+  };
 }
 
 /**
  * Streams one run as protocol events (see the file's comment), without the root lifecycle's; fills `outcome` as
  * graphStream.ts does. A failure is noted in `outcome`, never thrown. `kit`: the app's library's pieces, when it has
  * them and the graph is the app's LangGraph.js graph.
+ *
+ * The library's `streamEvents(…, {version: "v3"})` feeds the graph's stream through a mux that also builds the
+ * in-process projections of a run (a log of every event and of the values, a message object per message, subgraph
+ * handles), which nothing here reads: ~0.25 ms of a small run's CPU, ~10 %. The wire needs only what the mux passes
+ * on: each chunk converted, and the lifecycle transformer's events before the event that caused them (it runs ahead of
+ * the others and is the only one that adds or drops events). That is done here with the app's own library's pieces,
+ * in the same order, for a graph with no stream transformers of its own (theirs add channels through the mux: such a
+ * graph, an older library or a graph held elsewhere uses `streamEvents` itself).
  */
 export async function* streamProtocol(
   graph: RunnableGraph,
@@ -227,43 +224,47 @@ export async function* streamProtocol(
   outcome: GraphRunOutcome,
   kit: ProtocolEventKit | null = null,
 ): AsyncGenerator<StreamEvent> {
-  const asked = new Set<string>();
-  const requests = function* (namespace: string[], interrupts: unknown): Generator<StreamEvent> {
-    for (const request of inputRequests(interrupts)) {
-      if (asked.has(request.interrupt_id)) continue;
-      asked.add(request.interrupt_id);
-      outcome.interrupted = namespace.length === 0 || outcome.interrupted;
-      yield protocolEvent('input.requested', namespace, request);
-    }
-  };
+  const library = graph as LibraryGraph;
+  const toServer = serverEvents(outcome);
+  const out: StreamEvent[] = [];
   try {
-    for await (const item of libraryProtocolEvents(graph, input, options, kit)) {
-      const method = String(item.method);
-      const params = (item.params ?? {}) as { namespace?: string[]; data?: unknown; node?: string };
-      const namespace = params.namespace ?? [];
-      const data = params.data;
-      if (method === 'lifecycle') {
-        // The root's lifecycle is the server's (it knows how the run ended); a subgraph's is the library's.
-        if (namespace.length > 0) yield protocolEvent('lifecycle', namespace, data);
-      } else if (method === 'values') {
-        if (isRecord(data) && '__interrupt__' in data) {
-          yield* requests(namespace, data.__interrupt__);
-          outcome.interrupted ||= namespace.length === 0;
-          const rest = protocolState(data);
-          if (isRecord(rest) && Object.keys(rest).length === 0) continue;
-        } else if (namespace.length === 0) {
-          outcome.finalValues = data;
-        }
-        yield protocolEvent('values', namespace, protocolState(data));
-      } else if (method === 'updates') {
-        const update = (isRecord(data) ? data : {}) as { node?: string; values?: unknown };
-        if (update.node === '__interrupt__') yield* requests(namespace, update.values);
-        else yield protocolEvent('updates', namespace, protocolState(update.values ?? {}), update.node);
-      } else if (method.startsWith('custom:')) {
-        yield protocolEvent('custom', namespace, { name: method.slice('custom:'.length), payload: data });
-      } else {
-        yield protocolEvent(method, namespace, data, params.node);
+    if (!kit || (library.streamTransformers?.length ?? 0) > 0) {
+      const items = (await graph.streamEvents(input, { ...options, version: 'v3' })) as AsyncIterable<LibraryProtocolEvent>;
+      for await (const item of items) {
+        toServer(item, out);
+        for (const event of out.splice(0)) yield event;
       }
+    } else {
+      // The options `streamEvents` v3 passes to the graph's stream.
+      const streamOptions = {
+        recursionLimit: library.config?.recursionLimit,
+        ...options,
+        configurable: { ...library.config?.configurable, ...(options.configurable as Record<string, unknown> | undefined) },
+        version: 'v3',
+        streamMode: kit.STREAM_EVENTS_V3_MODES,
+        subgraphs: true,
+        encoding: undefined,
+      };
+      const lifecycle = kit.createLifecycleTransformer();
+      lifecycle.init();
+      // Its root `running` (pushed now) is dropped like the library's: the root's lifecycle is the server's.
+      lifecycle.onRegister({ push: (_namespace, event) => toServer(event, out) });
+      try {
+        const chunks = (await graph.stream(input, streamOptions)) as AsyncIterable<[string[], string, unknown]>;
+        let seq = 0;
+        for await (const [namespace, mode, payload] of chunks) {
+          const events = kit.convertToProtocolEvent({ namespace, mode, payload, seq });
+          seq += events.length;
+          for (const event of events) if (lifecycle.process(event)) toServer(event, out);
+          for (const event of out.splice(0)) yield event;
+        }
+      } catch (error) {
+        lifecycle.fail(error);
+        for (const event of out.splice(0)) yield event;
+        throw error;
+      }
+      await lifecycle.finalize();
+      for (const event of out.splice(0)) yield event;
     }
     outcome.status = outcome.interrupted ? 'interrupted' : 'success';
   } catch (error) {

@@ -75,4 +75,9 @@ describe('protocolState: messages in the protocol shape', () => {
     });
     expect(shaped).toEqual({ messages: [{ type: 'human', content: 'hi', id: 'u1' }] });
   });
+
+  test('an item whose type is no message type stays as it is, even a name every object inherits', () => {
+    const items = [{ type: 'constructor', content: 'x' }, { role: 'toString' }, { type: 'checkpoint', id: 'c1' }, 'text', 7];
+    expect(protocolState({ messages: items })).toEqual({ messages: items });
+  });
 });
